@@ -1,0 +1,22 @@
+{% macro export_parquet(relation, build_info_relation) -%}
+    {%- set export_dir = var('export_dir') -%}
+    {%- if export_dir and execute -%}
+        {%- set info = run_query('select * from ' ~ build_info_relation) -%}
+        {%- set pairs = [] -%}
+        {%- for column in info.column_names -%}
+            {%- do pairs.append(column ~ ": '" ~ (info.columns[column].values()[0] | replace("'", "''")) ~ "'") -%}
+        {%- endfor -%}
+        copy (select * from {{ relation }}) to '{{ export_dir }}' (
+            format parquet,
+            compression zstd,
+            row_group_size 100000,
+            row_groups_per_file {{ [1, (var('export_rows_per_file') | int) // 100000] | max }},
+            file_size_bytes '256MB',
+            filename_pattern 'kilt_chunks_{i}',
+            overwrite true,
+            kv_metadata { {{ pairs | join(', ') }} }
+        )
+    {%- else -%}
+        select 1
+    {%- endif -%}
+{%- endmacro %}

@@ -1,0 +1,12 @@
+"""One row recording how the chunk corpus was built (versions and settings)."""
+
+from kilt_chunks.build_info import build_info_table
+
+
+def model(dbt, session):
+    dbt.config(materialized="table")
+    return build_info_table(
+        kilt_path=dbt.config.get("kilt_path"),
+        splitter=dbt.config.get("splitter"),
+        chunk_size=int(dbt.config.get("chunk_size")),
+    )

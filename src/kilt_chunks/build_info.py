@@ -1,0 +1,41 @@
+"""Versions and settings that determine the chunks, recorded with every build."""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+
+import pyarrow as pa
+
+#: Packages whose versions change chunk boundaries or the output.
+RECORDED_PACKAGES = ("kilt-chunks", "llama-index-core", "nltk", "tiktoken", "duckdb")
+
+
+def build_info(kilt_path: str, splitter: str, chunk_size: int) -> dict[str, str]:
+    """Describe a build as string key/value pairs (Parquet metadata friendly).
+
+    Args:
+        kilt_path: The input the build read.
+        splitter: ``"fast"`` or ``"llama_index"``.
+        chunk_size: Max chunk length in tokens.
+
+    Returns:
+        Keys ``kilt_path``, ``splitter``, ``chunk_size``, ``chunk_overlap``,
+        ``tokenizer`` and ``<package>_version`` for each of
+        :data:`RECORDED_PACKAGES` (dashes as underscores).
+    """
+    info = {
+        "kilt_path": str(kilt_path),
+        "splitter": splitter,
+        "chunk_size": str(chunk_size),
+        "chunk_overlap": "0",
+        "tokenizer": "tiktoken cl100k_base (allowed_special=all)",
+    }
+    for package in RECORDED_PACKAGES:
+        info[package.replace("-", "_") + "_version"] = version(package)
+    return info
+
+
+def build_info_table(kilt_path: str, splitter: str, chunk_size: int) -> pa.Table:
+    """:func:`build_info` as a one-row Arrow table of string columns."""
+    info = build_info(kilt_path, splitter, chunk_size)
+    return pa.table({key: [value] for key, value in info.items()})

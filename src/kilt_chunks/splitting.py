@@ -1,0 +1,258 @@
+"""Split kept sections into chunks (SPEC rules 6-7), streaming and in parallel.
+
+The dbt Python model ``int_sections_chunked`` hands this module an Arrow reader
+of sections and gets back a reader of chunk rows; nothing holds all sections or
+all chunks in memory. Batches are split in a pool of worker processes (spawn
+start method) and yielded in input order, so the output is identical whatever
+the worker count.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from functools import lru_cache
+from multiprocessing import get_context
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+#: Splitter names accepted by :func:`get_split_function`.
+SPLITTERS = ("fast", "llama_index")
+
+#: Section columns read by the chunking step.
+SECTION_COLUMNS = ("page_order", "wikipedia_id", "section_order", "section_text")
+
+#: One row per chunk, in section order then chunk order.
+CHUNK_SCHEMA = pa.schema(
+    [
+        ("page_order", pa.int64()),
+        ("wikipedia_id", pa.string()),
+        ("section_order", pa.int32()),
+        ("chunk_order", pa.int32()),
+        ("num_chunks", pa.int32()),
+        ("text", pa.string()),
+    ]
+)
+
+
+@lru_cache(maxsize=8)
+def get_split_function(
+    splitter: str = "fast", chunk_size: int = 256
+) -> Callable[[str], list[str]]:
+    """Return the function that splits one section text into chunk strings.
+
+    Args:
+        splitter: ``"fast"`` (exact re-implementation, :mod:`kilt_chunks.fast_splitter`)
+            or ``"llama_index"`` (stock ``SentenceSplitter``).
+        chunk_size: Max chunk length in cl100k_base tokens (the reference splitter
+            may exceed it by a few tokens; see SPEC rule 6).
+
+    Returns:
+        A callable ``str -> list[str]``.
+
+    Raises:
+        ValueError: If ``splitter`` is not one of :data:`SPLITTERS` or
+            ``chunk_size`` is below 1.
+
+    Source: LlamaIndex ``SentenceSplitter(chunk_size, chunk_overlap=0).split_text``.
+    """
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
+    if splitter == "llama_index":
+        from llama_index.core.node_parser import SentenceSplitter
+
+        return SentenceSplitter(chunk_size=chunk_size, chunk_overlap=0).split_text
+    if splitter == "fast":
+        from kilt_chunks.fast_splitter import FastSentenceSplitter
+
+        return FastSentenceSplitter(chunk_size=chunk_size).split_text
+    raise ValueError(f"unknown splitter {splitter!r}; expected one of {SPLITTERS}")
+
+
+def split_section(text: str, chunk_size: int = 256, splitter: str = "fast") -> list[str]:
+    """Split one section's text into chunks.
+
+    Args:
+        text: Section text, paragraphs joined in page order.
+        chunk_size: Max chunk length in cl100k_base tokens.
+        splitter: ``"fast"`` or ``"llama_index"``; both give the same strings.
+
+    Returns:
+        Chunks in order; empty for blank text (a blank section is dropped).
+
+    Raises:
+        ValueError: If chunk_size is below 1 or the splitter is unknown.
+
+    Source: LlamaIndex SentenceSplitter.split_text, chunk_overlap=0 (SPEC rule 6).
+    """
+    if not text or text.isspace():
+        return []
+    return get_split_function(splitter, chunk_size)(text)
+
+
+def split_batch(
+    sections: pa.RecordBatch, splitter: str = "fast", chunk_size: int = 256
+) -> pa.RecordBatch:
+    """Split a batch of sections into chunk rows (the worker function).
+
+    Args:
+        sections: Columns :data:`SECTION_COLUMNS`, one row per kept section.
+        splitter: Splitter name, see :func:`get_split_function`.
+        chunk_size: Max chunk length in tokens.
+
+    Returns:
+        A batch with schema :data:`CHUNK_SCHEMA`: every chunk of every section,
+        in input order.
+
+    Raises:
+        ValueError: If a section gives no chunk (it should have been dropped as
+            blank), naming the page and section.
+    """
+    split = get_split_function(splitter, chunk_size)
+    page_orders = sections.column("page_order").to_pylist()
+    ids = sections.column("wikipedia_id").to_pylist()
+    orders = sections.column("section_order").to_pylist()
+    texts = sections.column("section_text").to_pylist()
+    out_page, out_id, out_section, out_chunk, out_num, out_text = [], [], [], [], [], []
+    for page_order, wikipedia_id, section_order, text in zip(
+        page_orders, ids, orders, texts, strict=True
+    ):
+        chunks = split(text) if text else []
+        if not chunks or chunks == [""]:
+            raise ValueError(
+                f"page {wikipedia_id}: section {section_order}: splitter returned "
+                "no chunk for a kept section"
+            )
+        n = len(chunks)
+        out_page.extend([page_order] * n)
+        out_id.extend([wikipedia_id] * n)
+        out_section.extend([section_order] * n)
+        out_chunk.extend(range(n))
+        out_num.extend([n] * n)
+        out_text.extend(chunks)
+    return pa.RecordBatch.from_arrays(
+        [
+            pa.array(out_page, pa.int64()),
+            pa.array(out_id, pa.string()),
+            pa.array(out_section, pa.int32()),
+            pa.array(out_chunk, pa.int32()),
+            pa.array(out_num, pa.int32()),
+            pa.array(out_text, pa.string()),
+        ],
+        schema=CHUNK_SCHEMA,
+    )
+
+
+class _Progress:
+    """Progress lines (sections, MB/s, ETA) every ``interval`` seconds, via tqdm."""
+
+    def __init__(self, total_bytes: int | None, interval: float) -> None:
+        self.bar = None
+        if interval > 0:
+            from tqdm import tqdm
+
+            self.bar = tqdm(
+                total=total_bytes,
+                unit="B",
+                unit_scale=True,
+                unit_divisor=1000,
+                desc="chunking",
+                mininterval=interval,
+                maxinterval=interval,
+                file=sys.stderr,
+                ascii=True,
+            )
+        self.sections = 0
+
+    def update(self, batch: pa.RecordBatch) -> None:
+        if self.bar is None:
+            return
+        self.sections += batch.num_rows
+        nbytes = pc.sum(pc.binary_length(batch.column("section_text"))).as_py() or 0
+        self.bar.set_postfix_str(f"sections={self.sections:,}", refresh=False)
+        self.bar.update(nbytes)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def resolve_workers(workers: int) -> int:
+    """Number of worker processes: ``workers`` if positive, else one per core."""
+    return workers if workers > 0 else (os.cpu_count() or 1)
+
+
+def split_section_batches(
+    sections: Iterable[pa.RecordBatch],
+    *,
+    splitter: str = "fast",
+    chunk_size: int = 256,
+    workers: int = 0,
+    total_bytes: int | None = None,
+    progress_seconds: float = 0,
+) -> Iterator[pa.RecordBatch]:
+    """Split a stream of section batches into a stream of chunk batches.
+
+    Args:
+        sections: Batches with at least the columns :data:`SECTION_COLUMNS`.
+        splitter: ``"fast"`` or ``"llama_index"``.
+        chunk_size: Max chunk length in tokens.
+        workers: Worker processes; 1 splits in this process, 0 uses one per core.
+        total_bytes: UTF-8 bytes of all section text, for the ETA (optional).
+        progress_seconds: Seconds between progress lines; 0 disables them.
+
+    Yields:
+        :data:`CHUNK_SCHEMA` batches in input order, identical for any ``workers``.
+        At most ``2 * workers`` batches are in flight, so memory stays bounded.
+
+    Raises:
+        ValueError: From :func:`split_batch` for a section with no chunk.
+    """
+    get_split_function(splitter, chunk_size)  # fail fast on a bad name
+    n_workers = resolve_workers(workers)
+    progress = _Progress(total_bytes, progress_seconds)
+    batches = (b.select(list(SECTION_COLUMNS)) for b in sections)
+    try:
+        if n_workers == 1:
+            for batch in batches:
+                yield split_batch(batch, splitter, chunk_size)
+                progress.update(batch)
+            return
+        with ProcessPoolExecutor(n_workers, mp_context=get_context("spawn")) as pool:
+            pending: deque[tuple[pa.RecordBatch, Future]] = deque()
+            for batch in batches:
+                pending.append(
+                    (batch, pool.submit(split_batch, batch, splitter, chunk_size))
+                )
+                if len(pending) >= 2 * n_workers:
+                    done_batch, future = pending.popleft()
+                    yield future.result()
+                    progress.update(done_batch)
+            while pending:
+                done_batch, future = pending.popleft()
+                yield future.result()
+                progress.update(done_batch)
+    finally:
+        progress.close()
+
+
+def chunk_sections_reader(
+    sections: pa.RecordBatchReader, **options: object
+) -> pa.RecordBatchReader:
+    """Wrap :func:`split_section_batches` as a ``pyarrow.RecordBatchReader``.
+
+    Args:
+        sections: Reader of section batches (:data:`SECTION_COLUMNS`).
+        **options: Keyword arguments of :func:`split_section_batches`.
+
+    Returns:
+        A reader with schema :data:`CHUNK_SCHEMA`.
+    """
+    return pa.RecordBatchReader.from_batches(
+        CHUNK_SCHEMA, split_section_batches(sections, **options)
+    )
+
