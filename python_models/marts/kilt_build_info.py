@@ -9,4 +9,5 @@ def model(dbt, session):
         kilt_path=dbt.config.get("kilt_path"),
         splitter=dbt.config.get("splitter"),
         chunk_size=int(dbt.config.get("chunk_size")),
+        export_dir=dbt.config.get("export_dir"),
     )

@@ -10,21 +10,25 @@ import pyarrow as pa
 RECORDED_PACKAGES = ("kilt-chunks", "llama-index-core", "nltk", "tiktoken", "duckdb")
 
 
-def build_info(kilt_path: str, splitter: str, chunk_size: int) -> dict[str, str]:
+def build_info(
+    kilt_path: str, splitter: str, chunk_size: int, export_dir: str = ""
+) -> dict[str, str]:
     """Describe a build as string key/value pairs (Parquet metadata friendly).
 
     Args:
         kilt_path: The input the build read.
         splitter: ``"fast"`` or ``"llama_index"``.
         chunk_size: Max chunk length in tokens.
+        export_dir: Folder of the Parquet export ("" when disabled).
 
     Returns:
-        Keys ``kilt_path``, ``splitter``, ``chunk_size``, ``chunk_overlap``,
+        Keys ``kilt_path``, ``export_dir``, ``splitter``, ``chunk_size``, ``chunk_overlap``,
         ``tokenizer`` and ``<package>_version`` for each of
         :data:`RECORDED_PACKAGES` (dashes as underscores).
     """
     info = {
         "kilt_path": str(kilt_path),
+        "export_dir": str(export_dir or ""),
         "splitter": splitter,
         "chunk_size": str(chunk_size),
         "chunk_overlap": "0",
@@ -35,7 +39,9 @@ def build_info(kilt_path: str, splitter: str, chunk_size: int) -> dict[str, str]
     return info
 
 
-def build_info_table(kilt_path: str, splitter: str, chunk_size: int) -> pa.Table:
+def build_info_table(
+    kilt_path: str, splitter: str, chunk_size: int, export_dir: str = ""
+) -> pa.Table:
     """:func:`build_info` as a one-row Arrow table of string columns."""
-    info = build_info(kilt_path, splitter, chunk_size)
+    info = build_info(kilt_path, splitter, chunk_size, export_dir)
     return pa.table({key: [value] for key, value in info.items()})

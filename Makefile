@@ -1,0 +1,36 @@
+# kilt-chunks: `make demo` builds the bundled sample; `make test` runs all tests.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# Extra dbt variables, e.g. make build VARS='{kilt_path: /data/kilt_knowledgesource.json}'
+VARS ?= {}
+
+.PHONY: setup demo build summary test lint bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+setup: $(VENV)/.installed
+
+demo build: setup
+	$(BIN)/dbt build --project-dir . --profiles-dir . --vars '$(VARS)'
+	$(BIN)/kilt-chunks summary
+
+summary: setup
+	$(BIN)/kilt-chunks summary
+
+test: setup
+	$(BIN)/pytest
+
+lint: setup
+	$(BIN)/ruff check src tests bench python_models
+	$(BIN)/ruff format --check src tests bench python_models
+
+bench: setup
+	$(BIN)/python bench/run_bench.py
+
+clean:
+	rm -rf target logs exports kilt_chunks.duckdb kilt_chunks.duckdb.wal

@@ -1,0 +1,97 @@
+"""Command line: ``kilt-chunks summary`` prints what a build produced."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import duckdb
+
+DEFAULT_DB = "kilt_chunks.duckdb"
+
+
+def build_summary(db_path: str) -> str:
+    """Summarise a finished build from its ``kilt_load_audit`` and build info.
+
+    Args:
+        db_path: The DuckDB file written by ``dbt build``.
+
+    Returns:
+        Several lines of text: pages read, loaded, chunked, without text and
+        rejected (by reason), sections kept and dropped, chunks written, and
+        where the database and the Parquet export are.
+
+    Raises:
+        FileNotFoundError: If ``db_path`` does not exist.
+        duckdb.Error: If the file holds no finished build (missing models).
+    """
+    if not Path(db_path).exists():
+        raise FileNotFoundError(f"{db_path}: no such DuckDB file; run `dbt build`")
+    with duckdb.connect(db_path, read_only=True) as con:
+        audit = con.sql("select * from kilt_load_audit")
+        row = dict(zip(audit.columns, audit.fetchall()[0], strict=True))
+        info_rel = con.sql("select * from kilt_build_info")
+        info = dict(zip(info_rel.columns, info_rel.fetchall()[0], strict=True))
+        reasons = con.sql(
+            "select reject_reason, count(*) from kilt_rejected_pages "
+            "group by 1 order by 2 desc, 1 limit 10"
+        ).fetchall()
+    lines = [
+        f"kilt-chunks build of {info['kilt_path']} (splitter {info['splitter']}, "
+        f"chunk_size {info['chunk_size']})",
+        f"  pages read        {row['lines_read']:>12,}",
+        f"  pages loaded      {row['pages_loaded']:>12,}",
+        f"  pages chunked     {row['pages_chunked']:>12,}",
+        f"  pages w/o text    {row['pages_without_text']:>12,}",
+        f"  pages rejected    {row['pages_rejected']:>12,}"
+        f"  ({row['pages_duplicate']:,} duplicates)",
+    ]
+    lines += [f"    {count:>8,}  {reason}" for reason, count in reasons]
+    lines += [
+        f"  sections kept     {row['sections_kept']:>12,}",
+        f"  sections dropped  {row['sections_dropped']:>12,}  (empty or white space)",
+        f"  chunks written    {row['chunks_written']:>12,}",
+        f"  section text      {row['section_text_bytes'] / 1e6:>12,.1f} MB",
+        f"  database          {os.path.abspath(db_path)}  (table kilt_chunks)",
+    ]
+    export_dir = info.get("export_dir") or ""
+    if export_dir:
+        files = sorted(Path(export_dir).glob("*.parquet"))
+        lines.append(
+            f"  parquet export    {os.path.abspath(export_dir)}/  ({len(files)} files)"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``kilt-chunks`` command.
+
+    Args:
+        argv: Arguments without the program name (default: ``sys.argv[1:]``).
+
+    Returns:
+        Process exit code: 0 on success, 1 when the build cannot be summarised.
+    """
+    parser = argparse.ArgumentParser(
+        prog="kilt-chunks", description="Section-aware chunks of KILT Wikipedia."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    summary = commands.add_parser("summary", help="print what the last build made")
+    summary.add_argument(
+        "--db",
+        default=os.environ.get("KILT_CHUNKS_DB", DEFAULT_DB),
+        help="DuckDB file of the build (default: $KILT_CHUNKS_DB or %(default)s)",
+    )
+    args = parser.parse_args(argv)
+    try:
+        print(build_summary(args.db))
+    except (FileNotFoundError, duckdb.Error) as exc:
+        print(f"kilt-chunks: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

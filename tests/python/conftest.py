@@ -1,0 +1,98 @@
+"""Shared fixtures: run the real dbt project on a fixture into a temp folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SAMPLE_JSONL = ROOT / "data" / "kilt_enwiki2016_sample.jsonl"
+SAMPLE_PARQUET = ROOT / "data" / "kilt_enwiki2016_sample.hf.parquet"
+DBT = str(Path(sys.executable).with_name("dbt"))
+
+
+@dataclass
+class Build:
+    """A finished `dbt build`: its DuckDB file, export folder and output."""
+
+    db_path: Path
+    export_dir: Path
+    returncode: int
+    output: str
+
+    def query(self, sql: str) -> list[tuple]:
+        with duckdb.connect(str(self.db_path), read_only=True) as con:
+            return con.sql(sql).fetchall()
+
+
+def run_dbt_build(
+    workdir: Path,
+    kilt_path: Path | str,
+    *,
+    select: str | None = None,
+    extra_vars: dict | None = None,
+    check: bool = True,
+    args: tuple[str, ...] = (),
+) -> Build:
+    """Run `dbt build` of this project in a subprocess, writing under workdir."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    db_path = workdir / "kilt_chunks.duckdb"
+    export_dir = workdir / "exports"
+    variables = {
+        "kilt_path": str(kilt_path),
+        "export_dir": str(export_dir),
+        "progress_seconds": 0,
+        "workers": 2,
+        **(extra_vars or {}),
+    }
+    cmd = [
+        DBT,
+        "build",
+        "--project-dir",
+        str(ROOT),
+        "--profiles-dir",
+        str(ROOT),
+        "--target-path",
+        str(workdir / "target"),
+        "--log-path",
+        str(workdir / "logs"),
+        "--vars",
+        json.dumps(variables),
+        *args,
+    ]
+    if select:
+        cmd += ["--select", select]
+    env = {**os.environ, "KILT_CHUNKS_DB": str(db_path), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+    proc = subprocess.run(
+        cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900
+    )
+    output = proc.stdout + proc.stderr
+    if check and proc.returncode != 0:
+        raise AssertionError(f"dbt build failed ({proc.returncode}):\n{output[-6000:]}")
+    return Build(db_path, export_dir, proc.returncode, output)
+
+
+@pytest.fixture(scope="session")
+def sample_build(tmp_path_factory: pytest.TempPathFactory) -> Build:
+    """The bundled 106-page sample built from KILT JSON lines."""
+    return run_dbt_build(tmp_path_factory.mktemp("sample_jsonl"), SAMPLE_JSONL)
+
+
+@pytest.fixture(scope="session")
+def sample_parquet_build(tmp_path_factory: pytest.TempPathFactory) -> Build:
+    """The same sample built from the Hugging Face Parquet shape."""
+    return run_dbt_build(tmp_path_factory.mktemp("sample_parquet"), SAMPLE_PARQUET)
+
+
+def read_pages(path: Path) -> list[dict]:
+    """Pages of a KILT JSON lines file."""
+    with path.open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]

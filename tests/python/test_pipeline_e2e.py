@@ -1,0 +1,138 @@
+"""End to end: `dbt build` on the bundled sample, then the DuckDB file and Parquet."""
+
+from __future__ import annotations
+
+import datasets
+import duckdb
+import pyarrow.parquet as pq
+
+from conftest import SAMPLE_JSONL, Build, read_pages
+from kilt_chunks.sections import chunk_page
+
+SPEC_COLUMNS = [
+    ("chunk_id", "VARCHAR"),
+    ("doc_id", "VARCHAR"),
+    ("chunk_order", "INTEGER"),
+    ("is_first", "BOOLEAN"),
+    ("is_last", "BOOLEAN"),
+    ("text", "VARCHAR"),
+    ("title", "VARCHAR"),
+    ("section", "VARCHAR[]"),
+    ("section_order", "INTEGER"),
+    ("num_sections", "INTEGER"),
+    ("wikipedia_id", "VARCHAR"),
+    ("wikipedia_title", "VARCHAR"),
+    ("categories", "VARCHAR"),
+    ("pageid", "VARCHAR"),
+    ("parentid", "VARCHAR"),
+    ("revid", "VARCHAR"),
+    ("timestamp", "VARCHAR"),
+    ("url", "VARCHAR"),
+    ("wikidata_id", "VARCHAR"),
+]
+
+ORDERED = "select * from kilt_chunks order by chunk_id"
+
+
+def test_mart_has_spec_columns_in_order(sample_build: Build) -> None:
+    columns = sample_build.query(
+        "select column_name, data_type from information_schema.columns "
+        "where table_name = 'kilt_chunks' order by ordinal_position"
+    )
+    assert columns == SPEC_COLUMNS
+
+
+def test_sample_counts_are_accounted_for(sample_build: Build) -> None:
+    (audit,) = sample_build.query(
+        "select lines_read, pages_loaded, pages_chunked, pages_without_text,"
+        " pages_rejected, sections_total, sections_kept, sections_dropped,"
+        " chunks_written from kilt_load_audit"
+    )
+    assert audit == (106, 106, 106, 0, 0, 2366, 2043, 323, 3710)
+    assert sample_build.query("select count(*) from kilt_chunks") == [(3710,)]
+
+
+def test_chunks_equal_python_reference_for_every_page(sample_build: Build) -> None:
+    """SQL sections + dbt chunking == kilt_chunks.sections + stock LlamaIndex."""
+    expected = []
+    for page in read_pages(SAMPLE_JSONL):
+        for section, chunks in chunk_page(
+            page["wikipedia_title"], page["text"], splitter="llama_index"
+        ):
+            for chunk_order, text in enumerate(chunks):
+                expected.append(
+                    (
+                        page["wikipedia_id"],
+                        section.section_order,
+                        chunk_order,
+                        text,
+                        section.title,
+                        section.section_path,
+                        section.num_sections,
+                    )
+                )
+    actual = sample_build.query(
+        "select wikipedia_id, section_order, chunk_order, text, title, section,"
+        " num_sections from kilt_chunks"
+    )
+    assert actual == expected  # same rows, same order (page, section, chunk)
+
+
+def test_metadata_columns_follow_the_page(sample_build: Build) -> None:
+    rows = sample_build.query(
+        "select distinct wikipedia_id, wikipedia_title, categories, pageid,"
+        " parentid, revid, timestamp, url, wikidata_id from kilt_chunks"
+    )
+    by_id = {row[0]: row for row in rows}
+    for page in read_pages(SAMPLE_JSONL):
+        history = page["history"]
+        assert by_id[page["wikipedia_id"]] == (
+            page["wikipedia_id"],
+            page["wikipedia_title"],
+            page["categories"],
+            str(history["pageid"]),
+            str(history["parentid"]),
+            str(history["revid"]),
+            history["timestamp"],
+            history["url"],
+            None,  # the 2016 sample has no wikidata_info
+        )
+
+
+def test_parquet_export_matches_table(sample_build: Build) -> None:
+    files = sorted(sample_build.export_dir.glob("*.parquet"))
+    assert files, "no Parquet files exported"
+    table = pq.read_table(files)
+    assert table.column_names == [name for name, _ in SPEC_COLUMNS]
+    assert table.num_rows == 3710
+    metadata = pq.read_metadata(files[0]).metadata
+    assert metadata[b"splitter"] in (b"fast", b"llama_index")
+    assert metadata[b"chunk_size"] == b"256"
+    assert metadata[b"llama_index_core_version"] == b"0.14.25"
+    with duckdb.connect(str(sample_build.db_path), read_only=True) as con:
+        from_parquet = con.sql(
+            f"select * from read_parquet({[str(f) for f in files]}) order by chunk_id"
+        ).fetchall()
+        assert from_parquet == con.sql(ORDERED).fetchall()
+    dataset = datasets.load_dataset(
+        "parquet", data_files=[str(f) for f in files], split="train"
+    )
+    assert dataset.num_rows == 3710
+    assert dataset.column_names == [name for name, _ in SPEC_COLUMNS]
+    first = dataset[0]
+    assert first["chunk_id"] == "doc-12_0::s-0::chunk-0"
+    assert first["section"] == []
+
+
+def test_jsonl_and_hf_parquet_give_identical_rows(
+    sample_build: Build, sample_parquet_build: Build
+) -> None:
+    assert sample_build.query(ORDERED) == sample_parquet_build.query(ORDERED)
+
+
+def test_build_info_records_versions(sample_build: Build) -> None:
+    (row,) = sample_build.query(
+        "select chunk_size, chunk_overlap, llama_index_core_version, nltk_version"
+        " from kilt_build_info"
+    )
+    assert row == ("256", "0", "0.14.25", "3.10.4")
