@@ -1,0 +1,19 @@
+"""dbt unit tests (SPEC section rules) run inside every `dbt build`."""
+
+from __future__ import annotations
+
+import re
+
+from conftest import Build
+
+
+def test_section_rule_unit_tests_pass_in_the_build(sample_build: Build) -> None:
+    passed = set(re.findall(r"PASS (int_\w+::\w+)", sample_build.output))
+    assert passed == {
+        "int_paragraphs_classified::header_levels_split_after_sentence_end",
+        "int_paragraphs_classified::markers_count_only_at_paragraph_start",
+        "int_sections_assembled::header_without_text_is_dropped",
+        "int_sections_assembled::lead_and_subsections_are_separate_sections",
+        "int_sections_assembled::page_with_only_its_title_line_has_no_sections",
+        "int_sections_assembled::white_space_sections_are_dropped",
+    }
