@@ -1,0 +1,115 @@
+"""Chunking step: exact strings, streaming batches, worker-count independence."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from conftest import SAMPLE_JSONL, read_pages
+from kilt_chunks.sections import page_sections, parse_section_path, section_title
+from kilt_chunks.splitting import (
+    CHUNK_SCHEMA,
+    get_split_function,
+    split_batch,
+    split_section,
+    split_section_batches,
+)
+
+
+def _sample_section_batches(batch_size: int) -> list[pa.RecordBatch]:
+    rows = {"page_order": [], "wikipedia_id": [], "section_order": [], "section_text": []}
+    for page_order, page in enumerate(read_pages(SAMPLE_JSONL)[:30]):
+        for section in page_sections(page["wikipedia_title"], page["text"]):
+            rows["page_order"].append(page_order)
+            rows["wikipedia_id"].append(page["wikipedia_id"])
+            rows["section_order"].append(section.section_order)
+            rows["section_text"].append(section.text)
+    table = pa.table(
+        rows,
+        schema=pa.schema(
+            [
+                ("page_order", pa.int64()),
+                ("wikipedia_id", pa.string()),
+                ("section_order", pa.int32()),
+                ("section_text", pa.string()),
+            ]
+        ),
+    )
+    return table.to_batches(max_chunksize=batch_size)
+
+
+def test_short_section_is_one_stripped_chunk() -> None:
+    assert split_section("  Albedo is a ratio.\n", splitter="llama_index") == [
+        "Albedo is a ratio."
+    ]
+
+
+def test_blank_section_gives_no_chunk() -> None:
+    assert split_section("", splitter="llama_index") == []
+    assert split_section("\n\u00a0\u3000\n", splitter="llama_index") == []
+
+
+def test_long_section_splits_at_sentences() -> None:
+    sentence = "The quick brown fox jumps over the lazy dog near the river bank. "
+    chunks = split_section(sentence * 60, splitter="llama_index")
+    assert len(chunks) == 4
+    assert all(chunk.endswith("river bank.") for chunk in chunks)
+    assert "".join(c + " " for c in chunks) == sentence * 60
+
+
+def test_unknown_splitter_is_rejected() -> None:
+    with pytest.raises(ValueError, match="unknown splitter 'nltk'"):
+        get_split_function("nltk")
+    with pytest.raises(ValueError, match="chunk_size must be at least 1"):
+        get_split_function("llama_index", 0)
+
+
+def test_blank_section_in_a_batch_names_the_page() -> None:
+    batch = pa.RecordBatch.from_pydict(
+        {
+            "page_order": pa.array([1], pa.int64()),
+            "wikipedia_id": ["39"],
+            "section_order": pa.array([2], pa.int32()),
+            "section_text": ["  \n"],
+        }
+    )
+    with pytest.raises(ValueError, match="page 39: section 2"):
+        split_batch(batch, "llama_index")
+
+
+def test_output_is_identical_for_any_worker_count() -> None:
+    batches = _sample_section_batches(batch_size=37)
+    one = pa.Table.from_batches(
+        list(split_section_batches(batches, splitter="llama_index", workers=1)),
+        schema=CHUNK_SCHEMA,
+    )
+    two = pa.Table.from_batches(
+        list(split_section_batches(batches, splitter="llama_index", workers=2)),
+        schema=CHUNK_SCHEMA,
+    )
+    assert one.num_rows > 500
+    assert one.equals(two)
+    # Batch size does not change the result either.
+    other = pa.Table.from_batches(
+        list(
+            split_section_batches(
+                _sample_section_batches(batch_size=500),
+                splitter="llama_index",
+                workers=1,
+            )
+        ),
+        schema=CHUNK_SCHEMA,
+    )
+    assert other.equals(one)
+
+
+def test_section_path_and_title_helpers() -> None:
+    assert parse_section_path("Section::::Why me?:Early years.\n") == [
+        "Why me?",
+        "Early years",
+    ]
+    assert parse_section_path("Section::::Move to the U.S..\n") == ["Move to the U.S."]
+    assert section_title("Albedo", ["A", "B"]) == "# Albedo\n## A\n### B"
+    assert section_title("Albedo", []) == "# Albedo"
+    with pytest.raises(ValueError, match="not a header paragraph"):
+        parse_section_path("History.\n")
