@@ -22,8 +22,8 @@ def build_info(
         export_dir: Folder of the Parquet export ("" when disabled).
 
     Returns:
-        Keys ``kilt_path``, ``export_dir``, ``splitter``, ``chunk_size``, ``chunk_overlap``,
-        ``tokenizer`` and ``<package>_version`` for each of
+        Keys ``kilt_path``, ``export_dir``, ``splitter``, ``chunk_size``,
+        ``chunk_overlap``, ``tokenizer`` and ``<package>_version`` for each of
         :data:`RECORDED_PACKAGES` (dashes as underscores).
     """
     info = {

@@ -19,7 +19,9 @@ become decimal text, so both shapes give identical pages.
 
 from __future__ import annotations
 
+import gzip
 import os
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -310,6 +312,58 @@ def kilt_pages_relation(
     )
 
 
+def explain_read_error(kilt_path: str, exc: Exception) -> KiltInputError:
+    """Turn a DuckDB read error into a short message naming file, line and problem.
+
+    Args:
+        kilt_path: The input being read.
+        exc: The error DuckDB raised while reading it.
+
+    Returns:
+        A :class:`KiltInputError` to raise (the original is kept as its cause).
+    """
+    message = str(exc)
+    file_match = re.search(r"file = (.+)", message) or re.search(
+        r"GZIP stream: (.+)", message
+    )
+    line_match = re.search(r"on Line: (\d+)", message)
+    where = f"kilt_path {kilt_path!r}"
+    if file_match:
+        where += f": file {file_match.group(1).strip()}"
+    if line_match:
+        where += f", line {line_match.group(1)}"
+    if "Invalid unicode" in message:
+        problem = "invalid UTF-8 bytes (KILT files are UTF-8); fix or drop the line"
+    elif "GZIP" in message or "gzip" in message:
+        problem = (
+            "truncated or corrupt gzip file (a partial download?): "
+            + message.splitlines()[0]
+        )
+    elif "Maximum line size" in message:
+        problem = f"a line is longer than {MAX_LINE_BYTES:,} bytes"
+    else:
+        problem = message.splitlines()[0]
+    return KiltInputError(f"{where}: {problem}")
+
+
+def _check_not_empty(kilt_path: str, kind: InputKind) -> None:
+    if kind != "jsonl":
+        return
+    path = Path(kilt_path)
+    files = _json_files(path) if path.is_dir() else [path]
+    for file in files:
+        if file.name.endswith(".gz"):
+            with gzip.open(file, "rb") as f:
+                try:
+                    if f.read(1):
+                        return
+                except (OSError, EOFError):
+                    return  # corrupt: the reader reports it with its file name
+        elif file.stat().st_size > 0:
+            return
+    raise KiltInputError(f"kilt_path {kilt_path!r}: input is empty (no lines to read)")
+
+
 def read_kilt_pages(kilt_path: str, batch_size: int = 2048) -> pa.RecordBatchReader:
     """Stream raw page rows of ``kilt_path`` as Arrow record batches.
 
@@ -324,15 +378,17 @@ def read_kilt_pages(kilt_path: str, batch_size: int = 2048) -> pa.RecordBatchRea
         A reader with schema :data:`RAW_PAGE_SCHEMA`.
 
     Raises:
-        KiltInputError: If the path is missing, empty of KILT content, or a file
-            cannot be decoded (the message names the file and the problem).
+        KiltInputError: If the path is missing or empty, or a file cannot be
+            decoded: invalid UTF-8, truncated gzip (the message names the file,
+            the line where known, and the problem).
     """
+    _check_not_empty(kilt_path, detect_input_kind(kilt_path))
     con = duckdb.connect(config={"threads": os.cpu_count() or 1})
     relation = kilt_pages_relation(con, kilt_path)
     try:
         reader = relation.to_arrow_reader(batch_size)
     except duckdb.Error as exc:
-        raise KiltInputError(f"kilt_path {kilt_path!r}: {exc}") from exc
+        raise explain_read_error(kilt_path, exc) from exc
     return pa.RecordBatchReader.from_batches(
         RAW_PAGE_SCHEMA, _cast_batches(reader, kilt_path, con)
     )
@@ -343,6 +399,6 @@ def _cast_batches(reader: pa.RecordBatchReader, kilt_path: str, con):
         for batch in reader:
             yield batch.cast(RAW_PAGE_SCHEMA)
     except duckdb.Error as exc:
-        raise KiltInputError(f"kilt_path {kilt_path!r}: {exc}") from exc
+        raise explain_read_error(kilt_path, exc) from exc
     finally:
         con.close()

@@ -73,7 +73,9 @@ def get_split_function(
     raise ValueError(f"unknown splitter {splitter!r}; expected one of {SPLITTERS}")
 
 
-def split_section(text: str, chunk_size: int = 256, splitter: str = "fast") -> list[str]:
+def split_section(
+    text: str, chunk_size: int = 256, splitter: str = "fast"
+) -> list[str]:
     """Split one section's text into chunks.
 
     Args:
@@ -255,4 +257,3 @@ def chunk_sections_reader(
     return pa.RecordBatchReader.from_batches(
         CHUNK_SCHEMA, split_section_batches(sections, **options)
     )
-

@@ -70,7 +70,11 @@ def run_dbt_build(
     ]
     if select:
         cmd += ["--select", select]
-    env = {**os.environ, "KILT_CHUNKS_DB": str(db_path), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+    env = {
+        **os.environ,
+        "KILT_CHUNKS_DB": str(db_path),
+        "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+    }
     proc = subprocess.run(
         cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900
     )

@@ -17,7 +17,12 @@ from kilt_chunks.splitting import (
 
 
 def _sample_section_batches(batch_size: int) -> list[pa.RecordBatch]:
-    rows = {"page_order": [], "wikipedia_id": [], "section_order": [], "section_text": []}
+    rows = {
+        "page_order": [],
+        "wikipedia_id": [],
+        "section_order": [],
+        "section_text": [],
+    }
     for page_order, page in enumerate(read_pages(SAMPLE_JSONL)[:30]):
         for section in page_sections(page["wikipedia_title"], page["text"]):
             rows["page_order"].append(page_order)

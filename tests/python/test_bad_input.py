@@ -1,0 +1,249 @@
+"""Bad input: every line gets a verdict, and nothing is lost silently.
+
+Policy (README "When input is bad"): a line that cannot be a page is rejected
+with a reason in `kilt_rejected_pages` and the build goes on; a file that cannot
+be read (missing, empty, invalid UTF-8, truncated gzip) stops the build with a
+message naming the file, the line where known, and the problem.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from llama_index.core.utils import get_tokenizer
+
+from conftest import SAMPLE_JSONL, Build, run_dbt_build
+
+
+def _page(page_id: str, title: str, text: object, /, **extra: object) -> str:
+    page = {
+        "_id": page_id,
+        "wikipedia_id": page_id,
+        "wikipedia_title": title,
+        "text": text,
+        "anchors": [],
+        "categories": "Tests",
+        "history": {
+            "revid": 1000 + int(page_id),
+            "parentid": 999,
+            "pageid": int(page_id),
+            "timestamp": "2019-07-01T00:00:00Z",
+            "url": f"https://en.wikipedia.org/w/index.php?oldid={1000 + int(page_id)}",
+            "pre_dump": True,
+        },
+        "wikidata_info": {"wikidata_id": f"Q{page_id}"},
+    }
+    page.update(extra)
+    return json.dumps(
+        {k: v for k, v in page.items() if v is not ...}, ensure_ascii=False
+    )
+
+
+SCRIPTS = [
+    "Section::::Scripts.\n",
+    "Москва — столица России. Это крупнейший город страны.\n",
+    "東京は日本の首都である。人口は約1400万人。\n",
+    "القاهرة هي عاصمة مصر. وهي أكبر مدينة في العالم العربي.\n",
+    "Family: 👨\u200d👩\u200d👧\u200d👦 and flags 🇫🇷🇩🇪.\n",
+]
+NO_SPACES = "x" * 1_000_000 + "\n"
+
+# (line, expected reject reason or None) in file order.
+LINES: list[tuple[str, str | None]] = [
+    (_page("100", "Good", ["Good\n", "Lead.\n", *SCRIPTS]), None),
+    (
+        '{"wikipedia_id": "101", "text": ["A\\n", ',
+        "invalid JSON (truncated or malformed line)",
+    ),
+    (_page("102", "No text", ...), "missing text"),
+    (_page("103", "Text string", "just a string"), "text is not a list"),
+    (
+        _page("104", "Null paragraph", ["T\n", None]),
+        "paragraph 1 is null, not a string",
+    ),
+    (
+        _page("105", "Number paragraph", ["T\n", "ok\n", 5]),
+        "paragraph 2 is ubigint, not a string",
+    ),
+    (_page("106", "No id", ["T\n", "x\n"], wikipedia_id=...), "missing wikipedia_id"),
+    (_page("107", "x", ["T\n", "x\n"], wikipedia_title=...), "missing wikipedia_title"),
+    (_page("108", "No history", ["No history\n", "Body.\n"], history=...), None),
+    (
+        _page(
+            "109",
+            "String revid",
+            ["String revid\n", "Body.\n"],
+            history={"revid": "716551092", "pageid": "abc", "parentid": None},
+        ),
+        None,
+    ),
+    (
+        _page(
+            "110", "Null wikidata", ["Null wikidata\n", "Body.\n"], wikidata_info=None
+        ),
+        None,
+    ),
+    (
+        _page("100", "Good again", ["Good again\n", "Other.\n"]),
+        "duplicate wikipedia_id",
+    ),
+    (_page("111", "Only title", ["Only title\n"]), None),
+    (
+        _page(
+            "112",
+            "All empty",
+            ["All empty\n", "Section::::A.\n", "\n", "Section::::B.\n", " \u00a0\n"],
+        ),
+        None,
+    ),
+    (_page("113", "No spaces", ["No spaces\n", NO_SPACES]), None),
+]
+TRUNCATED_LAST_LINE = (
+    '{"wikipedia_id": "114", "wikipedia_title": "Cut", "text": ["Cut\\n", "abc'
+)
+
+
+@pytest.fixture(scope="module")
+def bad_lines_build(tmp_path_factory: pytest.TempPathFactory) -> Build:
+    workdir = tmp_path_factory.mktemp("bad_lines")
+    path = workdir / "bad_lines.jsonl"
+    body = "".join(line + "\n" for line, _ in LINES) + TRUNCATED_LAST_LINE
+    path.write_text(body, encoding="utf-8")
+    return run_dbt_build(workdir, path, extra_vars={"export_dir": ""})
+
+
+def test_each_bad_line_is_rejected_with_its_reason(bad_lines_build: Build) -> None:
+    rejected = bad_lines_build.query(
+        "select line_number, reject_reason from kilt_rejected_pages order by 1"
+    )
+    expected = [
+        (number, reason)
+        for number, (_, reason) in enumerate(LINES, start=1)
+        if reason is not None
+    ] + [(len(LINES) + 1, "invalid JSON (truncated or malformed line)")]
+    assert [n for n, _ in rejected] == [n for n, _ in expected]
+    for (_, got), (_, want) in zip(rejected, expected, strict=True):
+        assert got.startswith(want), (got, want)
+    (duplicate,) = [r for n, r in rejected if n == 12]
+    assert "first seen in" in duplicate and "line 1)" in duplicate
+
+
+def test_every_line_is_accounted_for(bad_lines_build: Build) -> None:
+    (audit,) = bad_lines_build.query(
+        "select lines_read, pages_loaded, pages_chunked, pages_without_text,"
+        " pages_rejected, pages_duplicate from kilt_load_audit"
+    )
+    assert audit == (16, 7, 5, 2, 9, 1)
+    pages = {
+        row[0]
+        for row in bad_lines_build.query(
+            "select distinct wikipedia_id from kilt_chunks"
+        )
+    }
+    assert pages == {"100", "108", "109", "110", "113"}
+
+
+def test_first_of_duplicates_is_kept(bad_lines_build: Build) -> None:
+    assert bad_lines_build.query(
+        "select distinct wikipedia_title from kilt_chunks where wikipedia_id = '100'"
+    ) == [("Good",)]
+
+
+def test_history_and_wikidata_problems_give_nulls(bad_lines_build: Build) -> None:
+    rows = bad_lines_build.query(
+        "select distinct wikipedia_id, pageid, parentid, revid, timestamp, url,"
+        " wikidata_id from kilt_chunks where wikipedia_id in ('108', '109', '110')"
+        " order by 1"
+    )
+    assert rows == [
+        ("108", None, None, None, None, None, "Q108"),
+        ("109", None, None, "716551092", None, None, "Q109"),
+        (
+            "110",
+            "110",
+            "999",
+            "1110",
+            "2019-07-01T00:00:00Z",
+            "https://en.wikipedia.org/w/index.php?oldid=1110",
+            None,
+        ),
+    ]
+
+
+def test_non_latin_scripts_and_emoji_survive(bad_lines_build: Build) -> None:
+    (text,) = bad_lines_build.query(
+        "select text from kilt_chunks"
+        " where wikipedia_id = '100' and section = ['Scripts']"
+    )[0]
+    assert text == "".join(SCRIPTS[1:]).strip()
+
+
+def test_one_megabyte_without_spaces_splits_within_limit(
+    bad_lines_build: Build,
+) -> None:
+    chunks = [
+        row[0]
+        for row in bad_lines_build.query(
+            "select text from kilt_chunks"
+            " where wikipedia_id = '113' order by chunk_order"
+        )
+    ]
+    assert "".join(chunks) == NO_SPACES.strip()
+    tokenize = get_tokenizer()  # tiktoken cl100k_base from LlamaIndex's cache
+    assert max(len(tokenize(c)) for c in chunks) <= 256
+    assert len(chunks) > 3000
+
+
+def _failed_build(tmp_path: Path, kilt_path: Path) -> str:
+    build = run_dbt_build(tmp_path, kilt_path, check=False)
+    assert build.returncode != 0
+    assert "Traceback" not in build.output
+    return build.output
+
+
+def test_missing_path_stops_the_build(tmp_path: Path) -> None:
+    output = _failed_build(tmp_path, tmp_path / "missing.jsonl")
+    assert "missing.jsonl': no such file or directory" in output
+
+
+def test_empty_file_stops_the_build(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert "input is empty (no lines to read)" in _failed_build(tmp_path, empty)
+
+
+def test_invalid_utf8_stops_the_build_naming_the_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad_utf8.jsonl"
+    good = _page("1", "One", ["One\n", "Body.\n"]).encode()
+    bad.write_bytes(good + b"\n" + b'{"wikipedia_id": "2", "text": ["\xff\xfe"]}\n')
+    output = _failed_build(tmp_path, bad)
+    assert "bad_utf8.jsonl, line 2: invalid UTF-8 bytes" in output
+
+
+def test_truncated_gzip_stops_the_build(tmp_path: Path) -> None:
+    full = gzip.compress(SAMPLE_JSONL.read_bytes())
+    truncated = tmp_path / "kilt.json.gz"
+    truncated.write_bytes(full[: len(full) // 2])
+    output = _failed_build(tmp_path, truncated)
+    assert "kilt.json.gz: truncated or corrupt gzip file" in output
+
+
+def test_directory_of_shards_builds_like_one_file(
+    tmp_path: Path, sample_build: Build
+) -> None:
+    lines = SAMPLE_JSONL.read_text(encoding="utf-8").splitlines(keepends=True)
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    for i in range(0, len(lines), 40):
+        (shards / f"part-{i // 40:03d}.jsonl").write_text("".join(lines[i : i + 40]))
+    gz = shards / "part-009.jsonl.gz"
+    with gzip.open(gz, "wt", encoding="utf-8") as f:
+        f.write("")  # an empty gzip shard is fine: other shards have pages
+    build = run_dbt_build(tmp_path / "build", shards, extra_vars={"export_dir": ""})
+    ordered = "select * from kilt_chunks order by chunk_id"
+    assert build.query(ordered) == sample_build.query(ordered)
+    shutil.rmtree(shards)
