@@ -89,6 +89,15 @@ sections_numbered as (
         on sections_kept.wikipedia_id = pages.wikipedia_id
         and pages.is_loaded
 
+),
+
+sections_ordered as (
+
+    -- Stored in page and section order: chunking streams and resumes in it.
+    select * from sections_numbered
+
+    order by page_order, section_order
+
 )
 
-select * from sections_numbered
+select * from sections_ordered

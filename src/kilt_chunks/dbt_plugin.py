@@ -8,13 +8,45 @@ alias: kilt}]``) and used by the ``kilt`` source in
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+import duckdb
 import pyarrow as pa
+from dbt.adapters.duckdb.credentials import DuckDBCredentials
 from dbt.adapters.duckdb.plugins import BasePlugin
 from dbt.adapters.duckdb.utils import SourceConfig
 
 from kilt_chunks.loading import read_kilt_pages
+
+
+class DatabaseInUseError(RuntimeError):
+    """The DuckDB file is held by another process (another build)."""
+
+
+def check_database_free(path: str) -> None:
+    """Fail early, and plainly, when another process holds the DuckDB file.
+
+    Args:
+        path: DuckDB file of the build.
+
+    Raises:
+        DatabaseInUseError: If DuckDB cannot lock the file; names the file and
+            the other process.
+    """
+    if not path or path == ":memory:":
+        return
+    try:
+        duckdb.connect(path).close()
+    except duckdb.IOException as exc:
+        if "lock" not in str(exc).lower():
+            raise
+        holder = re.search(r"\(PID (\d+)\)", str(exc))
+        who = f" (PID {holder.group(1)})" if holder else ""
+        raise DatabaseInUseError(
+            f"database {path} is in use by another process{who}: wait for that "
+            "build to finish, or set KILT_CHUNKS_DB to build into another file"
+        ) from None
 
 
 class Plugin(BasePlugin):
@@ -22,6 +54,12 @@ class Plugin(BasePlugin):
 
     def initialize(self, plugin_config: dict[str, Any]) -> None:
         self.batch_size = int(plugin_config.get("batch_size", 2048))
+
+    def update_connection_config(
+        self, creds: DuckDBCredentials, config: dict[str, Any]
+    ) -> None:
+        """Check, before dbt-duckdb connects, that no other build holds the file."""
+        check_database_free(creds.path)
 
     def load(self, source_config: SourceConfig) -> pa.RecordBatchReader:
         """Stream the raw page rows of ``meta.kilt_path``.

@@ -152,13 +152,16 @@ def split_batch(
 class _Progress:
     """Progress lines (sections, MB/s, ETA) every ``interval`` seconds, via tqdm."""
 
-    def __init__(self, total_bytes: int | None, interval: float) -> None:
+    def __init__(
+        self, total_bytes: int | None, done_bytes: int, interval: float
+    ) -> None:
         self.bar = None
         if interval > 0:
             from tqdm import tqdm
 
             self.bar = tqdm(
                 total=total_bytes,
+                initial=done_bytes,
                 unit="B",
                 unit_scale=True,
                 unit_divisor=1000,
@@ -188,16 +191,17 @@ def resolve_workers(workers: int) -> int:
     return workers if workers > 0 else (os.cpu_count() or 1)
 
 
-def split_section_batches(
+def split_section_pairs(
     sections: Iterable[pa.RecordBatch],
     *,
     splitter: str = "fast",
     chunk_size: int = 256,
     workers: int = 0,
     total_bytes: int | None = None,
+    done_bytes: int = 0,
     progress_seconds: float = 0,
-) -> Iterator[pa.RecordBatch]:
-    """Split a stream of section batches into a stream of chunk batches.
+) -> Iterator[tuple[pa.RecordBatch, pa.RecordBatch]]:
+    """Split a stream of section batches, yielding each with its chunks.
 
     Args:
         sections: Batches with at least the columns :data:`SECTION_COLUMNS`.
@@ -205,23 +209,25 @@ def split_section_batches(
         chunk_size: Max chunk length in tokens.
         workers: Worker processes; 1 splits in this process, 0 uses one per core.
         total_bytes: UTF-8 bytes of all section text, for the ETA (optional).
+        done_bytes: Bytes already done before this stream (a resumed build).
         progress_seconds: Seconds between progress lines; 0 disables them.
 
     Yields:
-        :data:`CHUNK_SCHEMA` batches in input order, identical for any ``workers``.
-        At most ``2 * workers`` batches are in flight, so memory stays bounded.
+        ``(section_batch, chunk_batch)`` pairs in input order, the chunk batch
+        with schema :data:`CHUNK_SCHEMA`; identical for any ``workers``. At most
+        ``2 * workers`` batches are in flight, so memory stays bounded.
 
     Raises:
         ValueError: From :func:`split_batch` for a section with no chunk.
     """
     get_split_function(splitter, chunk_size)  # fail fast on a bad name
     n_workers = resolve_workers(workers)
-    progress = _Progress(total_bytes, progress_seconds)
+    progress = _Progress(total_bytes, done_bytes, progress_seconds)
     batches = (b.select(list(SECTION_COLUMNS)) for b in sections)
     try:
         if n_workers == 1:
             for batch in batches:
-                yield split_batch(batch, splitter, chunk_size)
+                yield batch, split_batch(batch, splitter, chunk_size)
                 progress.update(batch)
             return
         with ProcessPoolExecutor(n_workers, mp_context=get_context("spawn")) as pool:
@@ -232,14 +238,31 @@ def split_section_batches(
                 )
                 if len(pending) >= 2 * n_workers:
                     done_batch, future = pending.popleft()
-                    yield future.result()
+                    yield done_batch, future.result()
                     progress.update(done_batch)
             while pending:
                 done_batch, future = pending.popleft()
-                yield future.result()
+                yield done_batch, future.result()
                 progress.update(done_batch)
     finally:
         progress.close()
+
+
+def split_section_batches(
+    sections: Iterable[pa.RecordBatch], **options: object
+) -> Iterator[pa.RecordBatch]:
+    """Split a stream of section batches into a stream of chunk batches.
+
+    Args:
+        sections: Batches with at least the columns :data:`SECTION_COLUMNS`.
+        **options: Keyword arguments of :func:`split_section_pairs`.
+
+    Yields:
+        :data:`CHUNK_SCHEMA` batches in input order, identical for any worker
+        count.
+    """
+    for _, chunks in split_section_pairs(sections, **options):
+        yield chunks
 
 
 def chunk_sections_reader(

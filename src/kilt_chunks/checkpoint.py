@@ -1,0 +1,200 @@
+"""Resumable chunking: commit chunks batch by batch, continue after a kill.
+
+Chunking the full KILT dump takes long enough that a killed build must not start
+over. :func:`chunk_sections_resumable` writes each batch's chunks into a
+checkpoint table and records the last (page_order, section_order) done, in one
+transaction per batch, through its own cursor. A rerun with the same sections and
+settings (same fingerprint) skips what is done; anything else starts afresh.
+Because batches are split in input order and committed in that order, the
+committed chunks are always exactly the chunks of a prefix of the sections, so a
+resumed build equals an uninterrupted one row for row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from importlib.metadata import version
+from itertools import pairwise
+
+import duckdb
+import pyarrow as pa
+
+from kilt_chunks.build_info import RECORDED_PACKAGES
+from kilt_chunks.splitting import CHUNK_SCHEMA, split_section_pairs
+
+#: Table holding committed chunks; kept between builds to allow resuming.
+CHECKPOINT_TABLE = "kilt_chunking_checkpoint"
+#: One-row table: fingerprint of the work and the last section committed.
+STATE_TABLE = "kilt_chunking_state"
+
+_COLUMNS_DDL = """
+    page_order bigint,
+    wikipedia_id varchar,
+    section_order integer,
+    chunk_order integer,
+    num_chunks integer,
+    text varchar
+"""
+
+
+def relation_exists(con: duckdb.DuckDBPyConnection, relation: object) -> bool:
+    """Whether a dbt relation (with ``schema`` and ``identifier``) is a table."""
+    return (
+        con.execute(
+            "select count(*) from information_schema.tables"
+            " where table_schema = ? and table_name = ?",
+            [relation.schema, relation.identifier],
+        ).fetchall()[0][0]
+        > 0
+    )
+
+
+def sections_fingerprint(
+    sections: duckdb.DuckDBPyRelation, splitter: str, chunk_size: int
+) -> tuple[str, int, int]:
+    """Identify the chunking work: the sections' content and the settings.
+
+    Args:
+        sections: Relation with page_order, section_order, section_text.
+        splitter: Splitter name.
+        chunk_size: Max chunk tokens.
+
+    Returns:
+        ``(fingerprint, num_sections, total_bytes)``; the fingerprint is an
+        order-independent digest of every (page_order, section_order, text)
+        plus the settings and package versions, so a changed input, setting or
+        splitter version never resumes.
+    """
+    num_sections, digest, total_bytes = sections.aggregate(
+        "count(*), bit_xor(hash(page_order, section_order, section_text)),"
+        " coalesce(sum(strlen(section_text)), 0)"
+    ).fetchall()[0]
+    versions = ":".join(version(p) for p in RECORDED_PACKAGES)
+    fingerprint = (
+        f"{splitter}:{chunk_size}:{versions}:{num_sections}:{digest}:{total_bytes}"
+    )
+    return fingerprint, int(num_sections), int(total_bytes)
+
+
+def _prepare(cursor: duckdb.DuckDBPyConnection, fingerprint: str, restart: bool):
+    cursor.execute(f"create table if not exists {CHECKPOINT_TABLE} ({_COLUMNS_DDL})")
+    cursor.execute(
+        f"create table if not exists {STATE_TABLE} ("
+        "fingerprint varchar, last_page_order bigint, last_section_order integer)"
+    )
+    state = cursor.execute(f"select * from {STATE_TABLE}").fetchall()
+    if restart or len(state) != 1 or state[0][0] != fingerprint:
+        cursor.execute("begin transaction")
+        cursor.execute(f"delete from {CHECKPOINT_TABLE}")
+        cursor.execute(f"delete from {STATE_TABLE}")
+        cursor.execute(f"insert into {STATE_TABLE} values (?, -1, -1)", [fingerprint])
+        cursor.execute("commit")
+        return -1, -1
+    return state[0][1], state[0][2]
+
+
+def _last_key(batch: pa.RecordBatch) -> tuple[int, int]:
+    last = batch.num_rows - 1
+    return (
+        batch.column("page_order")[last].as_py(),
+        batch.column("section_order")[last].as_py(),
+    )
+
+
+def _checked_order(
+    batches: Iterator[pa.RecordBatch], after: tuple[int, int]
+) -> Iterator[pa.RecordBatch]:
+    previous = after
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        keys = list(
+            zip(
+                batch.column("page_order").to_pylist(),
+                batch.column("section_order").to_pylist(),
+                strict=True,
+            )
+        )
+        if keys[0] <= previous or any(a >= b for a, b in pairwise(keys)):
+            raise ValueError(
+                "sections are not in (page_order, section_order) order after "
+                f"{previous}; int_sections_assembled must be stored sorted"
+            )
+        previous = keys[-1]
+        yield batch
+
+
+def chunk_sections_resumable(
+    con: duckdb.DuckDBPyConnection,
+    sections: duckdb.DuckDBPyRelation,
+    *,
+    splitter: str = "fast",
+    chunk_size: int = 256,
+    workers: int = 0,
+    batch_size: int = 2000,
+    progress_seconds: float = 0,
+    restart: bool = False,
+) -> duckdb.DuckDBPyRelation:
+    """Chunk every section, committing per batch, and return all chunks.
+
+    Args:
+        con: Connection of the database that holds ``sections``.
+        sections: Relation with page_order, wikipedia_id, section_order,
+            section_text, stored in (page_order, section_order) order.
+        splitter: ``"fast"`` or ``"llama_index"``.
+        chunk_size: Max chunk tokens.
+        workers: Worker processes (0 = one per core).
+        batch_size: Sections per batch (and per commit).
+        progress_seconds: Seconds between progress lines; 0 is quiet.
+        restart: Discard any checkpoint (``dbt build --full-refresh``).
+
+    Returns:
+        A relation over the checkpoint table (schema :data:`CHUNK_SCHEMA`),
+        scanning in (page_order, section_order, chunk_order) order.
+
+    Raises:
+        ValueError: If the sections are not stored in order, or a section gives
+            no chunk.
+    """
+    sections = sections.select("page_order, wikipedia_id, section_order, section_text")
+    fingerprint, _, total_bytes = sections_fingerprint(sections, splitter, chunk_size)
+    cursor = con.cursor()
+    last_page, last_section = _prepare(cursor, fingerprint, restart)
+    todo = sections.filter(
+        f"page_order > {int(last_page)} or "
+        f"(page_order = {int(last_page)} and section_order > {int(last_section)})"
+    )
+    done_bytes = (
+        sections.filter(
+            f"page_order < {int(last_page)} or (page_order = {int(last_page)}"
+            f" and section_order <= {int(last_section)})"
+        )
+        .aggregate("coalesce(sum(strlen(section_text)), 0)")
+        .fetchall()[0][0]
+    )
+    batches = _checked_order(
+        iter(todo.to_arrow_reader(batch_size)), (last_page, last_section)
+    )
+    for section_batch, chunk_batch in split_section_pairs(
+        batches,
+        splitter=splitter,
+        chunk_size=chunk_size,
+        workers=workers,
+        total_bytes=total_bytes,
+        done_bytes=int(done_bytes),
+        progress_seconds=progress_seconds,
+    ):
+        page_order, section_order = _last_key(section_batch)
+        cursor.execute("begin transaction")
+        cursor.register("kilt_chunk_batch", pa.Table.from_batches([chunk_batch]))
+        cursor.execute(f"insert into {CHECKPOINT_TABLE} select * from kilt_chunk_batch")
+        cursor.unregister("kilt_chunk_batch")
+        cursor.execute(
+            f"update {STATE_TABLE} set last_page_order = ?, last_section_order = ?",
+            [page_order, section_order],
+        )
+        cursor.execute("commit")
+    cursor.close()
+    columns = ", ".join(CHUNK_SCHEMA.names)
+    # Committed in input order, so a scan returns (page, section, chunk) order.
+    return con.sql(f"select {columns} from {CHECKPOINT_TABLE}")

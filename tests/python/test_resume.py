@@ -1,0 +1,151 @@
+"""A killed build resumes to identical output; reruns are idempotent; one
+build at a time per DuckDB file."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import duckdb
+
+from conftest import DBT, ROOT, SAMPLE_JSONL, Build, run_dbt_build
+
+ORDERED = "select * from kilt_chunks order by chunk_id"
+TOTAL_CHUNKS = 3710
+
+
+def _start_build(
+    workdir: Path, extra_vars: dict, kilt_path: Path = SAMPLE_JSONL
+) -> subprocess.Popen:
+    """Start `dbt build` in its own process group."""
+    variables = {
+        "kilt_path": str(kilt_path),
+        "export_dir": "",
+        "progress_seconds": 0,
+        **extra_vars,
+    }
+    env = {
+        **os.environ,
+        "KILT_CHUNKS_DB": str(workdir / "kilt_chunks.duckdb"),
+        "PYTHONUNBUFFERED": "1",
+    }
+    return subprocess.Popen(
+        [
+            DBT,
+            "build",
+            "--project-dir",
+            str(ROOT),
+            "--profiles-dir",
+            str(ROOT),
+            "--target-path",
+            str(workdir / "target"),
+            "--log-path",
+            str(workdir / "logs"),
+            "--vars",
+            json.dumps(variables),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def _wait_for_line(proc: subprocess.Popen, needle: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if needle in line:
+            return
+        assert time.monotonic() < deadline, f"no {needle!r} within {timeout}s"
+    raise AssertionError(f"build ended before {needle!r}")
+
+
+def test_killed_build_resumes_to_identical_output(
+    tmp_path: Path, sample_build: Build
+) -> None:
+    # One worker, stock splitter and small batches: chunking takes several
+    # seconds and commits many times, so the kill lands in the middle of it.
+    slow = {"workers": 1, "splitter": "llama_index", "batch_size": 40}
+    proc = _start_build(tmp_path, slow)
+    _wait_for_line(proc, "START python incremental model", timeout=120)
+    time.sleep(2.0)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    db_path = tmp_path / "kilt_chunks.duckdb"
+    with duckdb.connect(str(db_path)) as con:
+        (committed,) = con.sql(
+            "select count(*) from kilt_chunking_checkpoint"
+        ).fetchall()[0]
+        tables = {row[0] for row in con.sql("show tables").fetchall()}
+    assert 0 < committed < TOTAL_CHUNKS, committed  # killed part way
+    assert "kilt_chunks" not in tables
+
+    resumed = run_dbt_build(
+        tmp_path, SAMPLE_JSONL, extra_vars={**slow, "export_dir": ""}
+    )
+    assert resumed.query(ORDERED) == sample_build.query(ORDERED)
+    assert resumed.query("select count(*) from kilt_chunks") == [(TOTAL_CHUNKS,)]
+    assert resumed.query("select count(*) from kilt_chunking_checkpoint") == [
+        (TOTAL_CHUNKS,)
+    ]
+
+
+def test_rerun_is_idempotent_and_full_refresh_rebuilds(tmp_path: Path) -> None:
+    first = run_dbt_build(tmp_path, SAMPLE_JSONL, extra_vars={"export_dir": ""})
+    rows = first.query(ORDERED)
+    assert len(rows) == TOTAL_CHUNKS
+    again = run_dbt_build(tmp_path, SAMPLE_JSONL, extra_vars={"export_dir": ""})
+    assert again.query(ORDERED) == rows
+    refreshed = run_dbt_build(
+        tmp_path, SAMPLE_JSONL, extra_vars={"export_dir": ""}, args=("--full-refresh",)
+    )
+    assert refreshed.query(ORDERED) == rows
+
+
+def test_changed_input_does_not_reuse_old_chunks(tmp_path: Path) -> None:
+    run_dbt_build(tmp_path, SAMPLE_JSONL, extra_vars={"export_dir": ""})
+    first_page = SAMPLE_JSONL.read_text(encoding="utf-8").splitlines()[0]
+    smaller = tmp_path / "one_page.jsonl"
+    smaller.write_text(first_page + "\n", encoding="utf-8")
+    build = run_dbt_build(tmp_path, smaller, extra_vars={"export_dir": ""})
+    assert build.query("select distinct wikipedia_id from kilt_chunks") == [("12",)]
+    assert build.query("select count(*) from kilt_chunking_checkpoint") == build.query(
+        "select count(*) from kilt_chunks"
+    )
+
+
+def test_second_build_on_a_busy_database_gets_a_clear_message(tmp_path: Path) -> None:
+    # Pages of 1 MB without spaces keep the stock splitter busy for a while.
+    slow_pages = tmp_path / "slow.jsonl"
+    slow_pages.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "wikipedia_id": str(i),
+                    "wikipedia_title": f"Slow {i}",
+                    "text": [f"Slow {i}\n", "y" * 1_000_000 + "\n"],
+                }
+            )
+            + "\n"
+            for i in range(6)
+        )
+    )
+    proc = _start_build(
+        tmp_path, {"workers": 1, "splitter": "llama_index"}, kilt_path=slow_pages
+    )
+    try:
+        _wait_for_line(proc, "START python incremental model", timeout=120)
+        second = run_dbt_build(tmp_path, SAMPLE_JSONL, check=False)
+        assert second.returncode != 0
+        assert "is in use by another process (PID" in second.output
+        assert "Traceback" not in second.output
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
