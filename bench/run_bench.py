@@ -1,0 +1,346 @@
+"""Benchmark: splitter speed, worker scaling, end-to-end builds, memory.
+
+Builds KILT-shaped corpora of chosen sizes by sampling real pages and paragraphs
+of the bundled sample, then measures in one run:
+
+* stock vs fast splitter MB/s of section text on one core, and their ratio;
+* chunking with 1 worker vs all workers;
+* `dbt build` end to end per corpus: pages/s, chunks/s, section MB/s, time per
+  stage, peak RSS of the whole process tree;
+* the projected time for the full KILT dump.
+
+Writes a Markdown table to ``bench/RESULTS.md`` (and prints it). Usage:
+``python bench/run_bench.py --sizes 50 500``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from importlib.metadata import version
+from pathlib import Path
+
+import duckdb
+import psutil
+import pyarrow as pa
+
+from kilt_chunks.sections import page_sections
+from kilt_chunks.splitting import get_split_function, split_section_batches
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "data" / "kilt_enwiki2016_sample.jsonl"
+DBT = str(Path(sys.executable).with_name("dbt"))
+
+#: Full-dump assumptions used for the projection.
+FULL_DUMP_PAGES = 5_903_530
+FULL_DUMP_SECTION_TEXT_GB = 15.0
+FULL_DUMP_JSON_GB = 34.8
+
+
+def make_corpus(path: Path, size_mb: float, seed: int = 13) -> dict:
+    """Write a KILT-shaped JSON lines corpus of about ``size_mb`` MB.
+
+    Each page copies the header layout of a random real page and fills its
+    body paragraphs with random real body and bullet paragraphs of the sample.
+    """
+    rng = random.Random(seed)
+    pages = [json.loads(line) for line in SAMPLE.open(encoding="utf-8")]
+    pool = [
+        p for page in pages for p in page["text"][1:] if not p.startswith("Section::::")
+    ]
+    target = int(size_mb * 1e6)
+    written = 0
+    n = 0
+    with path.open("w", encoding="utf-8") as f:
+        while written < target:
+            template = rng.choice(pages)
+            text = [f"Synthetic page {n}\n"] + [
+                p if p.startswith("Section::::") else rng.choice(pool)
+                for p in template["text"][1:]
+            ]
+            page = {
+                "_id": str(10_000_000 + n),
+                "wikipedia_id": str(10_000_000 + n),
+                "wikipedia_title": f"Synthetic page {n}",
+                "text": text,
+                "anchors": [],
+                "categories": template["categories"],
+                "history": template["history"],
+            }
+            line = json.dumps(page, ensure_ascii=False) + "\n"
+            f.write(line)
+            written += len(line.encode("utf-8"))
+            n += 1
+    return {"pages": n, "bytes": written}
+
+
+def section_texts(corpus: Path, limit_mb: float) -> list[str]:
+    """Section texts of the first pages of a corpus, up to ``limit_mb`` MB."""
+    texts: list[str] = []
+    total = 0
+    with corpus.open(encoding="utf-8") as f:
+        for line in f:
+            page = json.loads(line)
+            for section in page_sections(page["wikipedia_title"], page["text"]):
+                texts.append(section.text)
+                total += len(section.text.encode("utf-8"))
+            if total >= limit_mb * 1e6:
+                break
+    return texts
+
+
+def splitter_speed(texts: list[str], splitter: str) -> float:
+    """MB/s of section text split on this core by one splitter."""
+    split = get_split_function(splitter, 256)
+    split("warm up. " * 100)
+    nbytes = sum(len(t.encode("utf-8")) for t in texts)
+    start = time.perf_counter()
+    for text in texts:
+        split(text)
+    return nbytes / 1e6 / (time.perf_counter() - start)
+
+
+def worker_speed(texts: list[str], splitter: str, workers: int) -> float:
+    """MB/s of section text through :func:`split_section_batches`."""
+    table = pa.table(
+        {
+            "page_order": pa.array(range(len(texts)), pa.int64()),
+            "wikipedia_id": [str(i) for i in range(len(texts))],
+            "section_order": pa.array([0] * len(texts), pa.int32()),
+            "section_text": texts,
+        }
+    )
+    nbytes = sum(len(t.encode("utf-8")) for t in texts)
+    start = time.perf_counter()
+    for _ in split_section_batches(
+        table.to_batches(max_chunksize=2000), splitter=splitter, workers=workers
+    ):
+        pass
+    return nbytes / 1e6 / (time.perf_counter() - start)
+
+
+class PeakRss:
+    """Samples the summed RSS of a process and its children every 0.2 s."""
+
+    def __init__(self, pid: int) -> None:
+        self.peak = 0
+        self._proc = psutil.Process(pid)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                procs = [self._proc, *self._proc.children(recursive=True)]
+                rss = sum(p.memory_info().rss for p in procs)
+                self.peak = max(self.peak, rss)
+            except psutil.Error:
+                pass
+            time.sleep(0.2)
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        return self.peak
+
+
+STAGES = {
+    "load": ["kilt.pages", "stg_kilt__pages"],
+    "sections": ["int_paragraphs_classified", "int_sections_assembled"],
+    "chunking": ["int_sections_chunked"],
+    "marts + export": ["kilt_chunks", "kilt_load_audit", "kilt_rejected_pages"],
+}
+
+
+def end_to_end(corpus: Path, workdir: Path, splitter: str) -> dict:
+    """Run `dbt run` (models only) on a corpus; time stages, pages/s, RSS."""
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    workdir.mkdir(parents=True)
+    export_dir = workdir / "exports"
+    variables = {
+        "kilt_path": str(corpus),
+        "export_dir": str(export_dir),
+        "splitter": splitter,
+        "progress_seconds": 0,
+    }
+    env = {**os.environ, "KILT_CHUNKS_DB": str(workdir / "bench.duckdb")}
+    cmd = [
+        DBT,
+        "run",
+        "--project-dir",
+        str(ROOT),
+        "--profiles-dir",
+        str(ROOT),
+        "--target-path",
+        str(workdir / "target"),
+        "--log-path",
+        str(workdir / "logs"),
+        "--vars",
+        json.dumps(variables),
+    ]
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    rss = PeakRss(proc.pid)
+    output, _ = proc.communicate()
+    peak = rss.stop()
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"dbt run failed:\n{output[-4000:]}")
+    results = json.loads((workdir / "target" / "run_results.json").read_text())
+    node_time = {
+        r["unique_id"].split(".")[-1]: r["execution_time"] for r in results["results"]
+    }
+    stages = {
+        stage: sum(node_time.get(name, 0.0) for name in names)
+        for stage, names in STAGES.items()
+    }
+    with duckdb.connect(str(workdir / "bench.duckdb"), read_only=True) as con:
+        audit = con.sql("select * from kilt_load_audit")
+        row = dict(zip(audit.columns, audit.fetchall()[0], strict=True))
+    text_mb = row["section_text_bytes"] / 1e6
+    return {
+        "wall_s": wall,
+        "stages": stages,
+        "pages": row["lines_read"],
+        "sections": row["sections_kept"],
+        "chunks": row["chunks_written"],
+        "section_mb": text_mb,
+        "pages_per_s": row["lines_read"] / wall,
+        "chunks_per_s": row["chunks_written"] / wall,
+        "section_mb_per_s": text_mb / wall,
+        "peak_rss_gib": peak / 2**30,
+    }
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = psutil.virtual_memory().total / 2**30
+    return (
+        f"{cpu}, {os.cpu_count()} cores, {mem:.0f} GiB RAM, "
+        f"{platform.system()} {platform.release()}, Python {platform.python_version()}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=float, nargs="+", default=[50, 500])
+    parser.add_argument("--splitter-mb", type=float, default=10)
+    parser.add_argument("--splitter", default="fast")
+    parser.add_argument("--workdir", type=Path, default=ROOT / "bench" / "work")
+    parser.add_argument("--output", type=Path, default=ROOT / "bench" / "RESULTS.md")
+    args = parser.parse_args()
+    args.workdir.mkdir(parents=True, exist_ok=True)
+
+    corpora = {}
+    for size in args.sizes:
+        path = args.workdir / f"corpus_{size:g}mb.jsonl"
+        corpora[size] = (path, make_corpus(path, size))
+        print(f"corpus {size:g} MB: {corpora[size][1]['pages']:,} pages", flush=True)
+
+    texts = section_texts(corpora[args.sizes[0]][0], args.splitter_mb)
+    stock = splitter_speed(texts, "llama_index")
+    fast = splitter_speed(texts, "fast")
+    print(f"splitter MB/s on one core: stock {stock:.2f}, fast {fast:.2f}", flush=True)
+    one = worker_speed(texts, args.splitter, 1)
+    cores = os.cpu_count() or 1
+    many = worker_speed(texts, args.splitter, cores)
+    print(f"chunking MB/s: 1 worker {one:.2f}, {cores} workers {many:.2f}", flush=True)
+
+    runs = {}
+    for size in args.sizes:
+        runs[size] = end_to_end(
+            corpora[size][0], args.workdir / f"e2e_{size:g}mb", args.splitter
+        )
+        print(f"end to end {size:g} MB: {runs[size]}", flush=True)
+
+    largest = runs[max(args.sizes)]
+    chunk_rate = largest["section_mb"] / max(largest["stages"]["chunking"], 1e-9)
+    other_s_per_gb_json = (largest["wall_s"] - largest["stages"]["chunking"]) / (
+        corpora[max(args.sizes)][1]["bytes"] / 1e9
+    )
+    projected_min = (
+        FULL_DUMP_SECTION_TEXT_GB * 1000 / chunk_rate
+        + other_s_per_gb_json * FULL_DUMP_JSON_GB
+    ) / 60
+
+    versions = ", ".join(
+        f"{p} {version(p)}" for p in ("llama-index-core", "nltk", "tiktoken", "duckdb")
+    )
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Machine: {machine()}.",
+        f"Versions: {versions}. Splitter for end-to-end runs: `{args.splitter}`.",
+        "Corpora: KILT-shaped JSON lines built by sampling real pages (header "
+        "layout) and real paragraphs of the bundled 2016 sample "
+        "(`bench/run_bench.py`).",
+        "",
+        "## Splitter, one core",
+        "",
+        "| splitter | MB/s of section text |",
+        "|---|---|",
+        f"| stock LlamaIndex `SentenceSplitter` | {stock:.2f} |",
+        f"| kilt-chunks fast (identical output) | {fast:.2f} |",
+        f"| ratio fast / stock | {fast / stock:.2f}x |",
+        "",
+        f"Measured side by side on {sum(len(t.encode()) for t in texts) / 1e6:.1f} MB"
+        " of section text.",
+        "",
+        "## Chunking step, workers",
+        "",
+        "| workers | MB/s |",
+        "|---|---|",
+        f"| 1 | {one:.2f} |",
+        f"| {cores} | {many:.2f} |",
+        "",
+        "## End to end (`dbt run`, all models, Parquet export included)",
+        "",
+        "| corpus | pages | sections | chunks | section MB | wall s | pages/s "
+        "| chunks/s | section MB/s | load s | sections s | chunking s "
+        "| marts + export s | peak RSS GiB |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for size, r in runs.items():
+        s = r["stages"]
+        lines.append(
+            f"| {size:g} MB | {r['pages']:,} | {r['sections']:,} | {r['chunks']:,} "
+            f"| {r['section_mb']:.0f} | {r['wall_s']:.0f} | {r['pages_per_s']:,.0f} "
+            f"| {r['chunks_per_s']:,.0f} | {r['section_mb_per_s']:.2f} "
+            f"| {s['load']:.1f} | {s['sections']:.1f} | {s['chunking']:.1f} "
+            f"| {s['marts + export']:.1f} | {r['peak_rss_gib']:.2f} |"
+        )
+    lines += [
+        "",
+        "## Projection for the full KILT dump",
+        "",
+        f"Assumptions: {FULL_DUMP_PAGES:,} pages, {FULL_DUMP_JSON_GB} GB of JSON, "
+        f"{FULL_DUMP_SECTION_TEXT_GB:.0f} GB of section text. Chunking at the "
+        f"{max(args.sizes):g} MB run's rate ({chunk_rate:.2f} MB/s of section text) "
+        f"plus the other stages scaled by JSON size ({other_s_per_gb_json:.0f} s/GB):"
+        f" **{projected_min:.0f} minutes**.",
+        "",
+    ]
+    report = "\n".join(lines)
+    args.output.write_text(report, encoding="utf-8")
+    print(report)
+
+
+if __name__ == "__main__":
+    main()
