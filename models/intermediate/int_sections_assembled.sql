@@ -1,100 +1,159 @@
 with
 
-paragraphs as (
-
-    select * from {{ ref('int_paragraphs_classified') }}
-
-),
-
 pages as (
 
     select * from {{ ref('stg_kilt__pages') }}
 
 ),
 
-body_paragraphs as (
+loaded_pages as (
 
     select
+        page_order,
         wikipedia_id,
-        paragraph_id,
-        paragraph_kind,
-        section_path,
-        paragraph_text,
-        count(*) filter (where paragraph_kind = 'header') over (
-            partition by wikipedia_id order by paragraph_id
-        ) as header_number
+        wikipedia_title,
+        paragraphs
 
-    from paragraphs
+    from pages
 
-    where paragraph_kind <> 'title'
+    where is_loaded
 
 ),
 
-sections_grouped as (
+page_parts as (
 
+    -- One pass over each page (rules 1-3): paragraphs after the title line are
+    -- joined, bullet markers removed, and every header paragraph becomes
+    -- U+FFFF + header + U+FFFE, so splitting at U+FFFF gives the lead, then one
+    -- part per header. The loader rejects pages holding these noncharacters
+    -- (MediaWiki never emits them). No sort, no join, no per-section copy.
     select
+        page_order,
         wikipedia_id,
-        header_number,
-        coalesce(
-            any_value(section_path) filter (where paragraph_kind = 'header'),
-            []::varchar[]
-        ) as section_path,
-        coalesce(
-            string_agg(paragraph_text, '' order by paragraph_id)
-                filter (where paragraph_kind in ('body', 'bullet')),
-            ''
-        ) as section_text,
-        min(paragraph_id) filter (where paragraph_kind in ('body', 'bullet'))
-            as start_paragraph_id,
-        max(paragraph_id) filter (where paragraph_kind in ('body', 'bullet'))
-            as end_paragraph_id
+        wikipedia_title,
+        len(paragraphs) as num_paragraphs,
+        list_filter(
+            list_transform(
+                paragraphs,
+                lambda paragraph, position: case
+                    when position > 1 and starts_with(paragraph, 'Section::::')
+                        then position
+                    else 0
+                end
+            ),
+            lambda position: position > 0
+        ) as header_positions,
+        string_split(
+            array_to_string(
+                list_transform(
+                    paragraphs[2:],
+                    lambda paragraph: case
+                        when starts_with(paragraph, 'Section::::')
+                            then chr(65535) || paragraph[12:] || chr(65534)
+                        when starts_with(paragraph, 'BULLET::::') then paragraph[11:]
+                        else paragraph
+                    end
+                ),
+                ''
+            ),
+            chr(65535)
+        ) as parts
 
-    from body_paragraphs
+    from loaded_pages
 
-    group by wikipedia_id, header_number
+),
+
+sections_listed as (
+
+    -- Part k (1-based) is the lead for k = 1, else the section opened by the
+    -- (k-1)-th header; paragraph ids are 0-based KILT indexes of its first
+    -- and last text paragraph.
+    select
+        page_order,
+        wikipedia_id,
+        wikipedia_title,
+        list_transform(
+            parts,
+            lambda part, k: {
+                'header': case when k > 1 then split_part(part, chr(65534), 1) end,
+                'section_text': case
+                    when k = 1 then part
+                    else split_part(part, chr(65534), 2)
+                end,
+                'start_paragraph_id': coalesce(header_positions[k - 1], 1),
+                'end_paragraph_id':
+                    coalesce(header_positions[k], num_paragraphs + 1) - 2
+            }
+        ) as sections
+
+    from page_parts
 
 ),
 
 sections_kept as (
 
-    select *
+    -- Rule 4: blank sections are dropped and take no number.
+    select
+        page_order,
+        wikipedia_id,
+        wikipedia_title,
+        list_filter(
+            sections, lambda section: not {{ is_blank('section.section_text') }}
+        ) as sections
 
-    from sections_grouped
-
-    where not {{ is_blank('section_text') }}
+    from sections_listed
 
 ),
 
 sections_numbered as (
 
     select
-        sections_kept.wikipedia_id,
-        pages.page_order,
-        (row_number() over (
-            partition by sections_kept.wikipedia_id
-            order by sections_kept.header_number
-        ) - 1)::integer as section_order,
-        (count(*) over (partition by sections_kept.wikipedia_id))::integer
-            as num_sections,
-        sections_kept.section_path,
-        {{ section_title('pages.wikipedia_title', 'sections_kept.section_path') }}
-            as title,
-        sections_kept.section_text,
-        sections_kept.start_paragraph_id,
-        sections_kept.end_paragraph_id
+        page_order,
+        wikipedia_id,
+        wikipedia_title,
+        len(sections)::integer as num_sections,
+        unnest(range(len(sections)))::integer as section_order,
+        unnest(sections) as section
 
     from sections_kept
 
-    inner join pages
-        on sections_kept.wikipedia_id = pages.wikipedia_id
-        and pages.is_loaded
+),
+
+sections_parsed as (
+
+    select
+        wikipedia_id,
+        page_order,
+        section_order,
+        num_sections,
+        wikipedia_title,
+        case
+            when section.header is null then []::varchar[]
+            else {{ kilt_section_path("regexp_replace(section.header, '\\n$', '')") }}
+        end as section_path,
+        section.section_text as section_text,
+        section.start_paragraph_id::integer as start_paragraph_id,
+        section.end_paragraph_id::integer as end_paragraph_id
+
+    from sections_numbered
 
 ),
 
 sections_ordered as (
 
     -- Stored in page and section order: chunking streams and resumes in it.
-    select * from sections_numbered
+    select
+        wikipedia_id,
+        page_order,
+        section_order,
+        num_sections,
+        section_path,
+        {{ section_title('wikipedia_title', 'section_path') }} as title,
+        section_text,
+        start_paragraph_id,
+        end_paragraph_id
+
+    from sections_parsed
 
     order by page_order, section_order
 

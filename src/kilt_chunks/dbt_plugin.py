@@ -73,7 +73,9 @@ class Plugin(BasePlugin):
             raise KeyError(
                 f"source {source_config.table_name()}: meta.kilt_path is not set"
             )
-        return read_kilt_pages(str(kilt_path), batch_size=self.batch_size)
+        return read_kilt_pages(
+            str(kilt_path), batch_size=self.batch_size, on_error="row"
+        )
 
     def default_materialization(self) -> str:
         return "table"

@@ -11,7 +11,8 @@ Supported inputs, chosen by ``kilt_path`` alone:
   ``datasets.load_dataset`` (needs the hub or a local ``datasets`` cache).
 
 Every shape becomes the same raw page rows (:data:`RAW_PAGE_SCHEMA`): one row per
-input line or record, with a ``reject_reason`` that is NULL for a usable page and
+input line or record, numbered in input order (``page_order``: files in name
+order, then lines), with a ``reject_reason`` that is NULL for a usable page and
 names the problem otherwise, so no line is ever dropped silently. JSON is read
 line by line with explicit column types (never sampled), and history integers
 become decimal text, so both shapes give identical pages.
@@ -22,6 +23,7 @@ from __future__ import annotations
 import gzip
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
@@ -36,6 +38,7 @@ MAX_LINE_BYTES = 256 * 1024 * 1024
 #: Columns of the raw page table, in order.
 RAW_PAGE_SCHEMA = pa.schema(
     [
+        ("page_order", pa.int64()),
         ("source_file", pa.string()),
         ("line_number", pa.int64()),
         ("kilt_id", pa.string()),
@@ -73,6 +76,14 @@ _JSON_STRUCTURE = """{
     },
     "wikidata_info": {"wikidata_id": "VARCHAR"}
 }"""
+
+
+# Section assembly (int_sections_assembled) uses U+FFFF and U+FFFE as
+# separators; MediaWiki never emits these noncharacters, and a page holding them
+# is rejected rather than mis-split.
+_NONCHARACTER_CHECK = (
+    "list_bool_or([contains(p, chr(65535)) or contains(p, chr(65534)) for p in {text}])"
+)
 
 
 class KiltInputError(ValueError):
@@ -136,20 +147,27 @@ def detect_input_kind(kilt_path: str) -> InputKind:
     )
 
 
-def _jsonl_query(kilt_path: str) -> str:
+def _input_files(kilt_path: str, kind: InputKind) -> list[Path]:
     path = Path(kilt_path)
-    files = _json_files(path) if path.is_dir() else [path]
-    file_list = "[" + ", ".join(_sql_str(str(f)) for f in files) + "]"
+    if not path.is_dir():
+        return [path]
+    if kind == "jsonl":
+        return _json_files(path)
+    return sorted(path.glob("*.parquet"))
+
+
+def _jsonl_query(file: Path) -> str:
     # Each line is read whole as text (0x1F never occurs unescaped in JSON), then
-    # parsed with an explicit structure, so nothing is sampled or skipped.
+    # parsed with an explicit structure, so nothing is sampled or skipped. One
+    # file per query keeps row_number() streaming, in line order.
     return f"""
     with lines as (
         select
-            filename as source_file,
-            row_number() over (partition by filename) as line_number,
+            {_sql_str(str(file))} as source_file,
+            row_number() over () as line_number,
             line
         from read_csv(
-            {file_list},
+            {_sql_str(str(file))},
             columns = {{'line': 'VARCHAR'}},
             delim = '\\x1f',
             quote = '',
@@ -158,8 +176,7 @@ def _jsonl_query(kilt_path: str) -> str:
             auto_detect = false,
             new_line = '\\n',
             max_line_size = {MAX_LINE_BYTES},
-            buffer_size = {2 * MAX_LINE_BYTES},
-            filename = true
+            buffer_size = {2 * MAX_LINE_BYTES}
         )
     ),
 
@@ -219,6 +236,8 @@ def _jsonl_query(kilt_path: str) -> str:
                         [t <> 'VARCHAR' for t in paragraph_types], true
                     )])
                     || ', not a string'
+            when {_NONCHARACTER_CHECK.format(text="page.text")}
+                then 'text holds U+FFFE or U+FFFF (noncharacters, reserved)'
         end as reject_reason
     from parsed
     """
@@ -251,18 +270,18 @@ def _hf_shape_query(relation: str) -> str:
                     || (list_position([p is null for p in text.paragraph], true)
                         - 1)::varchar
                     || ' is null, not a string'
+            when {_NONCHARACTER_CHECK.format(text="text.paragraph")}
+                then 'text holds U+FFFE or U+FFFF (noncharacters, reserved)'
         end as reject_reason
     from {relation}
     """
 
 
-def _parquet_query(kilt_path: str) -> str:
-    path = Path(kilt_path)
-    pattern = str(path / "*.parquet") if path.is_dir() else str(path)
+def _parquet_query(file: Path) -> str:
     return _hf_shape_query(
-        "(select *, filename as source_file,"
-        " row_number() over (partition by filename) as line_number"
-        f" from read_parquet({_sql_str(pattern)}, filename = true))"
+        f"(select *, {_sql_str(str(file))} as source_file,"
+        " row_number() over () as line_number"
+        f" from read_parquet({_sql_str(str(file))}))"
     )
 
 
@@ -281,30 +300,32 @@ def _load_hf_dataset(kilt_path: str) -> pa.Table:
     return ds.with_format("arrow")[:]
 
 
-def kilt_pages_relation(
+def kilt_pages_relations(
     con: duckdb.DuckDBPyConnection, kilt_path: str
-) -> duckdb.DuckDBPyRelation:
-    """Build a lazy DuckDB relation of raw page rows for ``kilt_path``.
+) -> Iterator[duckdb.DuckDBPyRelation]:
+    """Lazy DuckDB relations of raw page rows for ``kilt_path``, one per file.
 
     Args:
-        con: Connection that will run the query.
+        con: Connection that will run the queries.
         kilt_path: Input path (see module docstring).
 
-    Returns:
-        A relation with the columns of :data:`RAW_PAGE_SCHEMA`, one row per input
-        line (JSON) or record (Parquet, datasets), in input order.
+    Yields:
+        Relations with the columns of :data:`RAW_PAGE_SCHEMA` except
+        ``page_order``, one row per input line (JSON) or record (Parquet,
+        datasets), in input order; files in name order.
 
     Raises:
         KiltInputError: If the path is missing or not a KILT input.
     """
     kind = detect_input_kind(kilt_path)
-    if kind == "jsonl":
-        return con.sql(_jsonl_query(kilt_path))
-    if kind == "parquet":
-        return con.sql(_parquet_query(kilt_path))
+    if kind in ("jsonl", "parquet"):
+        query = _jsonl_query if kind == "jsonl" else _parquet_query
+        for file in _input_files(kilt_path, kind):
+            yield con.sql(query(file))
+        return
     table = _load_hf_dataset(kilt_path)
     con.register("kilt_hf_pages", table)
-    return con.sql(
+    yield con.sql(
         _hf_shape_query(
             f"(select *, {_sql_str(kilt_path)} as source_file,"
             " row_number() over () as line_number from kilt_hf_pages)"
@@ -364,7 +385,13 @@ def _check_not_empty(kilt_path: str, kind: InputKind) -> None:
     raise KiltInputError(f"kilt_path {kilt_path!r}: input is empty (no lines to read)")
 
 
-def read_kilt_pages(kilt_path: str, batch_size: int = 2048) -> pa.RecordBatchReader:
+#: Prefix of the reject reason of the row that marks an unreadable input.
+UNREADABLE_INPUT = "unreadable input: "
+
+
+def read_kilt_pages(
+    kilt_path: str, batch_size: int = 2048, *, on_error: str = "raise"
+) -> pa.RecordBatchReader:
     """Stream raw page rows of ``kilt_path`` as Arrow record batches.
 
     Runs on a private in-memory DuckDB connection, so it works inside a dbt
@@ -373,32 +400,50 @@ def read_kilt_pages(kilt_path: str, batch_size: int = 2048) -> pa.RecordBatchRea
     Args:
         kilt_path: Input path (see module docstring).
         batch_size: Rows per Arrow batch.
+        on_error: ``"raise"`` raises :class:`KiltInputError` when a file turns
+            out unreadable mid-stream; ``"row"`` ends the stream with one row
+            whose ``reject_reason`` starts with :data:`UNREADABLE_INPUT` (the dbt
+            source uses it, and the staging model stops the build on it with the
+            plain message instead of a traceback through DuckDB's Arrow scan).
 
     Returns:
         A reader with schema :data:`RAW_PAGE_SCHEMA`.
 
     Raises:
-        KiltInputError: If the path is missing or empty, or a file cannot be
-            decoded: invalid UTF-8, truncated gzip (the message names the file,
-            the line where known, and the problem).
+        KiltInputError: If the path is missing or empty, or (with
+            ``on_error="raise"``) a file cannot be decoded: invalid UTF-8,
+            truncated gzip (the message names the file, the line where known,
+            and the problem).
     """
     _check_not_empty(kilt_path, detect_input_kind(kilt_path))
     con = duckdb.connect(config={"threads": os.cpu_count() or 1})
-    relation = kilt_pages_relation(con, kilt_path)
-    try:
-        reader = relation.to_arrow_reader(batch_size)
-    except duckdb.Error as exc:
-        raise explain_read_error(kilt_path, exc) from exc
     return pa.RecordBatchReader.from_batches(
-        RAW_PAGE_SCHEMA, _cast_batches(reader, kilt_path, con)
+        RAW_PAGE_SCHEMA, _numbered_batches(kilt_path, con, batch_size, on_error)
     )
 
 
-def _cast_batches(reader: pa.RecordBatchReader, kilt_path: str, con):
+def _numbered_batches(
+    kilt_path: str, con: duckdb.DuckDBPyConnection, batch_size: int, on_error: str
+) -> Iterator[pa.RecordBatch]:
+    page_order = 0
     try:
-        for batch in reader:
-            yield batch.cast(RAW_PAGE_SCHEMA)
+        for relation in kilt_pages_relations(con, kilt_path):
+            for batch in relation.to_arrow_reader(batch_size):
+                numbers = pa.array(
+                    range(page_order + 1, page_order + batch.num_rows + 1), pa.int64()
+                )
+                page_order += batch.num_rows
+                yield pa.RecordBatch.from_arrays(
+                    [numbers, *batch.columns], names=["page_order", *batch.schema.names]
+                ).cast(RAW_PAGE_SCHEMA)
     except duckdb.Error as exc:
-        raise explain_read_error(kilt_path, exc) from exc
+        error = explain_read_error(kilt_path, exc)
+        if on_error != "row":
+            raise error from exc
+        row = {name: [None] for name in RAW_PAGE_SCHEMA.names}
+        row["page_order"] = [page_order + 1]
+        row["source_file"] = [kilt_path]
+        row["reject_reason"] = [UNREADABLE_INPUT + str(error)]
+        yield pa.RecordBatch.from_pydict(row, schema=RAW_PAGE_SCHEMA)
     finally:
         con.close()

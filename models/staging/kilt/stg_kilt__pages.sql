@@ -6,40 +6,44 @@ source as (
 
 ),
 
-ordered as (
+-- wikipedia_ids seen more than once among usable lines, with the first one.
+repeated_ids as (
 
     select
-        *,
-        row_number() over (order by source_file, line_number) as page_order
+        wikipedia_id,
+        arg_min(source_file, page_order) as first_source_file,
+        arg_min(line_number, page_order) as first_line_number,
+        min(page_order) as first_page_order
 
     from source
+
+    where reject_reason is null
+
+    group by wikipedia_id
+
+    having count(*) > 1
 
 ),
 
 deduplicated as (
 
     select
-        *,
+        source.*,
         case
-            when reject_reason is null and row_number() over (
-                partition by wikipedia_id, reject_reason is null
-                order by page_order
-            ) > 1
+            when source.reject_reason is null
+                and source.page_order > repeated_ids.first_page_order
                 then 'duplicate wikipedia_id (first seen in '
-                    || first_value(source_file) over (
-                        partition by wikipedia_id, reject_reason is null
-                        order by page_order
-                    )
+                    || repeated_ids.first_source_file
                     || ' line '
-                    || first_value(line_number) over (
-                        partition by wikipedia_id, reject_reason is null
-                        order by page_order
-                    )::varchar
+                    || repeated_ids.first_line_number::varchar
                     || ')'
-            else reject_reason
+            else source.reject_reason
         end as page_reject_reason
 
-    from ordered
+    from source
+
+    left join repeated_ids
+        on source.wikipedia_id = repeated_ids.wikipedia_id
 
 ),
 

@@ -1,0 +1,7 @@
+{% macro stop_on_unreadable_input(relation) -%}
+    {#- Fails the statement with the loader's own message (file, line, problem)
+        when the source plugin marked the input unreadable. -#}
+    select error(reject_reason)
+    from {{ relation }}
+    where starts_with(reject_reason, 'unreadable input: ')
+{%- endmacro %}
