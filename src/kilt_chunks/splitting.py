@@ -230,7 +230,14 @@ def split_section_pairs(
                 yield batch, split_batch(batch, splitter, chunk_size)
                 progress.update(batch)
             return
-        with ProcessPoolExecutor(n_workers, mp_context=get_context("spawn")) as pool:
+        with ProcessPoolExecutor(
+            n_workers,
+            mp_context=get_context("spawn"),
+            # Import and build the splitter in each worker up front, while
+            # this process reads the first batches.
+            initializer=get_split_function,
+            initargs=(splitter, chunk_size),
+        ) as pool:
             pending: deque[tuple[pa.RecordBatch, Future]] = deque()
             for batch in batches:
                 pending.append(
