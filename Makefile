@@ -29,8 +29,11 @@ lint: setup
 	$(BIN)/ruff check src tests bench python_models
 	$(BIN)/ruff format --check src tests bench python_models
 
+# Corpus sizes in MB for the benchmark.
+BENCH_SIZES ?= 50 500
+
 bench: setup
-	$(BIN)/python bench/run_bench.py
+	$(BIN)/python bench/run_bench.py --sizes $(BENCH_SIZES)
 
 clean:
 	rm -rf target logs exports kilt_chunks.duckdb kilt_chunks.duckdb.wal
