@@ -21,7 +21,6 @@ become decimal text, so both shapes give identical pages.
 from __future__ import annotations
 
 import gzip
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,8 +31,11 @@ import pyarrow as pa
 
 InputKind = Literal["jsonl", "parquet", "hf_disk", "hf_hub"]
 
+#: Memory cap of the loader's private DuckDB connection.
+LOADER_MEMORY_LIMIT = "1500MB"
+
 #: Largest JSON line accepted (bytes). KILT has pages of tens of MB.
-MAX_LINE_BYTES = 256 * 1024 * 1024
+MAX_LINE_BYTES = 64 * 1024 * 1024
 
 #: Columns of the raw page table, in order.
 RAW_PAGE_SCHEMA = pa.schema(
@@ -158,13 +160,12 @@ def _input_files(kilt_path: str, kind: InputKind) -> list[Path]:
 
 def _jsonl_query(file: Path) -> str:
     # Each line is read whole as text (0x1F never occurs unescaped in JSON), then
-    # parsed with an explicit structure, so nothing is sampled or skipped. One
-    # file per query keeps row_number() streaming, in line order.
+    # parsed with an explicit structure, so nothing is sampled or skipped. The
+    # scan keeps line order; line numbers are counted as batches stream out.
     return f"""
-    with lines as (
+    with lines as not materialized (
         select
             {_sql_str(str(file))} as source_file,
-            row_number() over () as line_number,
             line
         from read_csv(
             {_sql_str(str(file))},
@@ -180,29 +181,24 @@ def _jsonl_query(file: Path) -> str:
         )
     ),
 
-    parsed as (
+    parsed as not materialized (
+        -- Three parses per line (valid, typed transform, paragraph types); the
+        -- rarer checks below parse again only for rows that reach them. JSON
+        -- functions hold parse arenas per vector, so fewer means less memory.
         select
             source_file,
-            line_number,
+            line,
             json_valid(line) as is_valid,
-            case when json_valid(line) then json_type(line) end as line_type,
-            case when json_valid(line) then json_type(line, '$.text') end
-                as text_type,
-            case when json_valid(line) then json_type(line, '$.text[*]') end
-                as paragraph_types,
-            case when json_valid(line) then json_type(line, '$.wikipedia_id') end
-                as id_type,
-            case when json_valid(line) then json_type(line, '$.wikipedia_title') end
-                as title_type,
             case when json_valid(line) then
                 json_transform(line, '{_JSON_STRUCTURE}')
-            end as page
+            end as page,
+            case when json_valid(line) then json_type(line, '$.text[*]') end
+                as paragraph_types
         from lines
     )
 
     select
         source_file,
-        line_number,
         page._id as kilt_id,
         page.wikipedia_id,
         page.wikipedia_title,
@@ -216,15 +212,25 @@ def _jsonl_query(file: Path) -> str:
         page.wikidata_info.wikidata_id,
         case
             when not is_valid then 'invalid JSON (truncated or malformed line)'
-            when line_type <> 'OBJECT' then 'line is not a JSON object'
-            when id_type is null or id_type = 'NULL' then 'missing wikipedia_id'
-            when id_type not in ('VARCHAR', 'UBIGINT', 'BIGINT')
-                then 'wikipedia_id is not a string'
-            when title_type is null or title_type = 'NULL'
-                then 'missing wikipedia_title'
-            when title_type <> 'VARCHAR' then 'wikipedia_title is not a string'
-            when text_type is null or text_type = 'NULL' then 'missing text'
-            when text_type <> 'ARRAY' then 'text is not a list'
+            when json_type(line) <> 'OBJECT' then 'line is not a JSON object'
+            when page.wikipedia_id is null
+                then case
+                    when coalesce(json_type(line, '$.wikipedia_id'), 'NULL') = 'NULL'
+                        then 'missing wikipedia_id'
+                    else 'wikipedia_id is not a string'
+                end
+            when page.wikipedia_title is null
+                then case
+                    when coalesce(json_type(line, '$.wikipedia_title'), 'NULL') = 'NULL'
+                        then 'missing wikipedia_title'
+                    else 'wikipedia_title is not a string'
+                end
+            when page.text is null
+                then case
+                    when coalesce(json_type(line, '$.text'), 'NULL') = 'NULL'
+                        then 'missing text'
+                    else 'text is not a list'
+                end
             when len(paragraph_types) = 0 then 'text is empty (no title line)'
             when list_bool_or([t <> 'VARCHAR' for t in paragraph_types])
                 then 'paragraph '
@@ -248,7 +254,6 @@ def _hf_shape_query(relation: str) -> str:
     return f"""
     select
         source_file,
-        line_number,
         kilt_id,
         wikipedia_id,
         wikipedia_title,
@@ -279,8 +284,7 @@ def _hf_shape_query(relation: str) -> str:
 
 def _parquet_query(file: Path) -> str:
     return _hf_shape_query(
-        f"(select *, {_sql_str(str(file))} as source_file,"
-        " row_number() over () as line_number"
+        f"(select *, {_sql_str(str(file))} as source_file"
         f" from read_parquet({_sql_str(str(file))}))"
     )
 
@@ -311,8 +315,8 @@ def kilt_pages_relations(
 
     Yields:
         Relations with the columns of :data:`RAW_PAGE_SCHEMA` except
-        ``page_order``, one row per input line (JSON) or record (Parquet,
-        datasets), in input order; files in name order.
+        ``page_order`` and ``line_number``, one row per input line (JSON) or
+        record (Parquet, datasets), in input order; files in name order.
 
     Raises:
         KiltInputError: If the path is missing or not a KILT input.
@@ -327,8 +331,7 @@ def kilt_pages_relations(
     con.register("kilt_hf_pages", table)
     yield con.sql(
         _hf_shape_query(
-            f"(select *, {_sql_str(kilt_path)} as source_file,"
-            " row_number() over () as line_number from kilt_hf_pages)"
+            f"(select *, {_sql_str(kilt_path)} as source_file from kilt_hf_pages)"
         )
     )
 
@@ -416,7 +419,9 @@ def read_kilt_pages(
             and the problem).
     """
     _check_not_empty(kilt_path, detect_input_kind(kilt_path))
-    con = duckdb.connect(config={"threads": os.cpu_count() or 1})
+    # One thread: the scan then streams lines in order without buffering ahead
+    # of the consumer (a parallel order-preserving scan would hold results).
+    con = duckdb.connect(config={"threads": 1, "memory_limit": LOADER_MEMORY_LIMIT})
     return pa.RecordBatchReader.from_batches(
         RAW_PAGE_SCHEMA, _numbered_batches(kilt_path, con, batch_size, on_error)
     )
@@ -428,13 +433,20 @@ def _numbered_batches(
     page_order = 0
     try:
         for relation in kilt_pages_relations(con, kilt_path):
+            line_number = 0
             for batch in relation.to_arrow_reader(batch_size):
-                numbers = pa.array(
-                    range(page_order + 1, page_order + batch.num_rows + 1), pa.int64()
+                n = batch.num_rows
+                orders = pa.array(range(page_order + 1, page_order + n + 1), pa.int64())
+                lines = pa.array(
+                    range(line_number + 1, line_number + n + 1), pa.int64()
                 )
-                page_order += batch.num_rows
+                page_order += n
+                line_number += n
+                columns = dict(zip(batch.schema.names, batch.columns, strict=True))
+                columns.update(page_order=orders, line_number=lines)
                 yield pa.RecordBatch.from_arrays(
-                    [numbers, *batch.columns], names=["page_order", *batch.schema.names]
+                    [columns[name] for name in RAW_PAGE_SCHEMA.names],
+                    names=RAW_PAGE_SCHEMA.names,
                 ).cast(RAW_PAGE_SCHEMA)
     except duckdb.Error as exc:
         error = explain_read_error(kilt_path, exc)
