@@ -158,6 +158,16 @@ def _input_files(kilt_path: str, kind: InputKind) -> list[Path]:
     return sorted(path.glob("*.parquet"))
 
 
+def _missing_or_mistyped(field: str, wrong_type: str) -> str:
+    """CASE branch: a page field the typed transform left NULL, and why."""
+    return f"""when page.{field} is null
+                then case
+                    when coalesce(json_type(line, '$.{field}'), 'NULL') = 'NULL'
+                        then 'missing {field}'
+                    else '{field} is {wrong_type}'
+                end"""
+
+
 def _jsonl_query(file: Path) -> str:
     # Each line is read whole as text (0x1F never occurs unescaped in JSON), then
     # parsed with an explicit structure, so nothing is sampled or skipped. The
@@ -213,24 +223,9 @@ def _jsonl_query(file: Path) -> str:
         case
             when not is_valid then 'invalid JSON (truncated or malformed line)'
             when json_type(line) <> 'OBJECT' then 'line is not a JSON object'
-            when page.wikipedia_id is null
-                then case
-                    when coalesce(json_type(line, '$.wikipedia_id'), 'NULL') = 'NULL'
-                        then 'missing wikipedia_id'
-                    else 'wikipedia_id is not a string'
-                end
-            when page.wikipedia_title is null
-                then case
-                    when coalesce(json_type(line, '$.wikipedia_title'), 'NULL') = 'NULL'
-                        then 'missing wikipedia_title'
-                    else 'wikipedia_title is not a string'
-                end
-            when page.text is null
-                then case
-                    when coalesce(json_type(line, '$.text'), 'NULL') = 'NULL'
-                        then 'missing text'
-                    else 'text is not a list'
-                end
+            {_missing_or_mistyped("wikipedia_id", "not a string")}
+            {_missing_or_mistyped("wikipedia_title", "not a string")}
+            {_missing_or_mistyped("text", "not a list")}
             when len(paragraph_types) = 0 then 'text is empty (no title line)'
             when list_bool_or([t <> 'VARCHAR' for t in paragraph_types])
                 then 'paragraph '

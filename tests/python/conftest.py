@@ -33,27 +33,9 @@ class Build:
             return con.sql(sql).fetchall()
 
 
-def run_dbt_build(
-    workdir: Path,
-    kilt_path: Path | str,
-    *,
-    select: str | None = None,
-    extra_vars: dict | None = None,
-    check: bool = True,
-    args: tuple[str, ...] = (),
-) -> Build:
-    """Run `dbt build` of this project in a subprocess, writing under workdir."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    db_path = workdir / "kilt_chunks.duckdb"
-    export_dir = workdir / "exports"
-    variables = {
-        "kilt_path": str(kilt_path),
-        "export_dir": str(export_dir),
-        "progress_seconds": 0,
-        "workers": 2,
-        **(extra_vars or {}),
-    }
-    cmd = [
+def dbt_command(workdir: Path, variables: dict, *args: str) -> list[str]:
+    """`dbt build` of this project with target, logs and vars under workdir."""
+    return [
         DBT,
         "build",
         "--project-dir",
@@ -68,20 +50,47 @@ def run_dbt_build(
         json.dumps(variables),
         *args,
     ]
+
+
+def dbt_env(workdir: Path) -> dict[str, str]:
+    """Environment that points the build at workdir's DuckDB file."""
+    return {
+        **os.environ,
+        "KILT_CHUNKS_DB": str(workdir / "kilt_chunks.duckdb"),
+        "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
+def run_dbt_build(
+    workdir: Path,
+    kilt_path: Path | str,
+    *,
+    select: str | None = None,
+    extra_vars: dict | None = None,
+    check: bool = True,
+    args: tuple[str, ...] = (),
+) -> Build:
+    """Run `dbt build` of this project in a subprocess, writing under workdir."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    export_dir = workdir / "exports"
+    variables = {
+        "kilt_path": str(kilt_path),
+        "export_dir": str(export_dir),
+        "progress_seconds": 0,
+        "workers": 2,
+        **(extra_vars or {}),
+    }
+    cmd = dbt_command(workdir, variables, *args)
     if select:
         cmd += ["--select", select]
-    env = {
-        **os.environ,
-        "KILT_CHUNKS_DB": str(db_path),
-        "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
-    }
     proc = subprocess.run(
-        cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900
+        cmd, cwd=ROOT, env=dbt_env(workdir), capture_output=True, text=True, timeout=900
     )
     output = proc.stdout + proc.stderr
     if check and proc.returncode != 0:
         raise AssertionError(f"dbt build failed ({proc.returncode}):\n{output[-6000:]}")
-    return Build(db_path, export_dir, proc.returncode, output)
+    return Build(workdir / "kilt_chunks.duckdb", export_dir, proc.returncode, output)
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import duckdb
 
-from conftest import DBT, ROOT, SAMPLE_JSONL, Build, run_dbt_build
+from conftest import ROOT, SAMPLE_JSONL, Build, dbt_command, dbt_env, run_dbt_build
 
 ORDERED = "select * from kilt_chunks order by chunk_id"
 TOTAL_CHUNKS = 3710
@@ -28,28 +28,10 @@ def _start_build(
         "progress_seconds": 0,
         **extra_vars,
     }
-    env = {
-        **os.environ,
-        "KILT_CHUNKS_DB": str(workdir / "kilt_chunks.duckdb"),
-        "PYTHONUNBUFFERED": "1",
-    }
     return subprocess.Popen(
-        [
-            DBT,
-            "build",
-            "--project-dir",
-            str(ROOT),
-            "--profiles-dir",
-            str(ROOT),
-            "--target-path",
-            str(workdir / "target"),
-            "--log-path",
-            str(workdir / "logs"),
-            "--vars",
-            json.dumps(variables),
-        ],
+        dbt_command(workdir, variables),
         cwd=ROOT,
-        env=env,
+        env=dbt_env(workdir),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
