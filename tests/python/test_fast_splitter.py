@@ -19,6 +19,7 @@ from kilt_chunks.fast_splitter import (
     SPLITTER_NAMES,
     FastSentenceSplitter,
     _encoding,
+    _make_batch_counter,
     _token_lower_bound,
     _UntrainedPunkt,
     get_splitter,
@@ -341,6 +342,10 @@ PUNCT = st.sampled_from(
         ").",
         '".',
         "—",
+        "<",
+        "|",
+        ">",
+        "<<",
         "–",
         "…",
         "。",
@@ -762,3 +767,13 @@ def test_many_token_characters_near_the_byte_bound(char: str, n: int) -> None:
 def test_token_lower_bound_is_a_lower_bound(text: str) -> None:
     count = len(_encoding().encode(text, allowed_special="all"))
     assert _token_lower_bound(text, 10**9) <= count
+
+
+@PROPERTY
+@given(st.lists(_text(ANY_PIECE, max_size=30), max_size=12))
+def test_batch_token_counts_equal_single_counts(pieces: list[str]) -> None:
+    """Counting pieces joined by <|endoftext|> equals counting each alone."""
+    enc = _encoding()
+    pieces = [p for p in pieces if p]
+    expected = [len(enc.encode(p, allowed_special="all")) for p in pieces]
+    assert _make_batch_counter()(pieces) == expected
