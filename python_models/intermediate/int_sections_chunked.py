@@ -10,7 +10,7 @@ from kilt_chunks.checkpoint import chunk_sections_resumable, relation_exists
 
 
 def model(dbt, session):
-    dbt.config(materialized="incremental")
+    dbt.config(materialized="incremental", on_schema_change="sync_all_columns")
     full_refresh = relation_exists(session, dbt.this) and not dbt.is_incremental
     if dbt.is_incremental:
         session.execute(f"delete from {dbt.this}")

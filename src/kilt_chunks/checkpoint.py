@@ -33,7 +33,10 @@ _COLUMNS_DDL = """
     section_order integer,
     chunk_order integer,
     num_chunks integer,
-    text varchar
+    text varchar,
+    section_start_char bigint,
+    section_end_char bigint,
+    num_tokens integer
 """
 
 
@@ -62,22 +65,23 @@ def sections_fingerprint(
     Returns:
         ``(fingerprint, num_sections, total_bytes)``; the fingerprint is an
         order-independent digest of every (page_order, section_order, text)
-        plus the settings and package versions, so a changed input, setting or
-        splitter version never resumes.
+        plus the settings, package versions and output columns, so a changed
+        input, setting, splitter version or schema never resumes.
     """
     num_sections, digest, total_bytes = sections.aggregate(
         "count(*), bit_xor(hash(page_order, section_order, section_text)),"
         " coalesce(sum(strlen(section_text)), 0)"
     ).fetchall()[0]
     versions = ":".join(version(p) for p in RECORDED_PACKAGES)
+    columns = ",".join(CHUNK_SCHEMA.names)
     fingerprint = (
-        f"{splitter}:{chunk_size}:{versions}:{num_sections}:{digest}:{total_bytes}"
+        f"{splitter}:{chunk_size}:{versions}:{columns}:"
+        f"{num_sections}:{digest}:{total_bytes}"
     )
     return fingerprint, int(num_sections), int(total_bytes)
 
 
 def _prepare(cursor: duckdb.DuckDBPyConnection, fingerprint: str, restart: bool):
-    cursor.execute(f"create table if not exists {CHECKPOINT_TABLE} ({_COLUMNS_DDL})")
     cursor.execute(
         f"create table if not exists {STATE_TABLE} ("
         "fingerprint varchar, last_page_order bigint, last_section_order integer)"
@@ -85,7 +89,8 @@ def _prepare(cursor: duckdb.DuckDBPyConnection, fingerprint: str, restart: bool)
     state = cursor.execute(f"select * from {STATE_TABLE}").fetchall()
     if restart or len(state) != 1 or state[0][0] != fingerprint:
         cursor.execute("begin transaction")
-        cursor.execute(f"delete from {CHECKPOINT_TABLE}")
+        # Recreated, not emptied: an older build may have had other columns.
+        cursor.execute(f"create or replace table {CHECKPOINT_TABLE} ({_COLUMNS_DDL})")
         cursor.execute(f"delete from {STATE_TABLE}")
         cursor.execute(f"insert into {STATE_TABLE} values (?, -1, -1)", [fingerprint])
         cursor.execute("commit")

@@ -20,13 +20,16 @@ from multiprocessing import get_context
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kilt_chunks.spans import get_token_counter, locate_chunks
+
 #: Splitter names accepted by :func:`get_split_function`.
 SPLITTERS = ("fast", "llama_index")
 
 #: Section columns read by the chunking step.
 SECTION_COLUMNS = ("page_order", "wikipedia_id", "section_order", "section_text")
 
-#: One row per chunk, in section order then chunk order.
+#: One row per chunk, in section order then chunk order, with where the chunk
+#: lies in its section text (code points, end exclusive) and its token count.
 CHUNK_SCHEMA = pa.schema(
     [
         ("page_order", pa.int64()),
@@ -35,6 +38,9 @@ CHUNK_SCHEMA = pa.schema(
         ("chunk_order", pa.int32()),
         ("num_chunks", pa.int32()),
         ("text", pa.string()),
+        ("section_start_char", pa.int64()),
+        ("section_end_char", pa.int64()),
+        ("num_tokens", pa.int32()),
     ]
 )
 
@@ -108,18 +114,20 @@ def split_batch(
 
     Returns:
         A batch with schema :data:`CHUNK_SCHEMA`: every chunk of every section,
-        in input order.
+        in input order, located in its section text and with its token count
+        (:mod:`kilt_chunks.spans`).
 
     Raises:
         ValueError: If a section gives no chunk (it should have been dropped as
             blank), naming the page and section.
     """
     split = get_split_function(splitter, chunk_size)
+    count_tokens = get_token_counter()
     page_orders = sections.column("page_order").to_pylist()
     ids = sections.column("wikipedia_id").to_pylist()
     orders = sections.column("section_order").to_pylist()
     texts = sections.column("section_text").to_pylist()
-    out_page, out_id, out_section, out_chunk, out_num, out_text = [], [], [], [], [], []
+    out: dict[str, list] = {name: [] for name in CHUNK_SCHEMA.names}
     for page_order, wikipedia_id, section_order, text in zip(
         page_orders, ids, orders, texts, strict=True
     ):
@@ -129,24 +137,20 @@ def split_batch(
                 f"page {wikipedia_id}: section {section_order}: splitter returned "
                 "no chunk for a kept section"
             )
+        spans = locate_chunks(
+            text, chunks, wikipedia_id=wikipedia_id, section_order=section_order
+        )
         n = len(chunks)
-        out_page.extend([page_order] * n)
-        out_id.extend([wikipedia_id] * n)
-        out_section.extend([section_order] * n)
-        out_chunk.extend(range(n))
-        out_num.extend([n] * n)
-        out_text.extend(chunks)
-    return pa.RecordBatch.from_arrays(
-        [
-            pa.array(out_page, pa.int64()),
-            pa.array(out_id, pa.string()),
-            pa.array(out_section, pa.int32()),
-            pa.array(out_chunk, pa.int32()),
-            pa.array(out_num, pa.int32()),
-            pa.array(out_text, pa.string()),
-        ],
-        schema=CHUNK_SCHEMA,
-    )
+        out["page_order"] += [page_order] * n
+        out["wikipedia_id"] += [wikipedia_id] * n
+        out["section_order"] += [section_order] * n
+        out["chunk_order"] += range(n)
+        out["num_chunks"] += [n] * n
+        out["text"] += chunks
+        out["section_start_char"] += [start for start, _ in spans]
+        out["section_end_char"] += [end for _, end in spans]
+        out["num_tokens"] += count_tokens(chunks)
+    return pa.RecordBatch.from_pydict(out, schema=CHUNK_SCHEMA)
 
 
 class _Progress:

@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import pyarrow as pa
 import pytest
 from llama_index.core.utils import get_tokenizer
 
 from conftest import SAMPLE_JSONL, Build, read_pages
-from kilt_chunks.spans import (
-    CHUNK_ROW_COLUMNS,
-    LOCATED_SCHEMA,
-    locate_chunk_batches,
-    locate_chunks,
-)
+from kilt_chunks.spans import locate_chunks
 
 BULLET = "BULLET::::"
 
@@ -54,32 +48,6 @@ def test_locate_chunks_counts_code_points() -> None:
 def test_missing_chunk_names_page_section_and_chunk() -> None:
     with pytest.raises(ValueError, match=r"page 39: section 4: chunk 1: chunk text"):
         locate_chunks("one two", ["one", "one"], wikipedia_id="39", section_order=4)
-
-
-def _rows(rows: list[tuple]) -> pa.RecordBatch:
-    columns = list(zip(*rows, strict=True))
-    return pa.RecordBatch.from_pydict(
-        dict(zip(CHUNK_ROW_COLUMNS, columns, strict=True))
-    )
-
-
-def test_sections_may_continue_across_batches() -> None:
-    first = _rows(
-        [(1, "7", 0, 0, "A b.", "A b. C d. E f."), (1, "7", 0, 1, "C d.", None)]
-    )
-    second = _rows([(1, "7", 0, 2, "E f.", None), (1, "7", 1, 0, "G", "\nG\n")])
-    batches = list(
-        locate_chunk_batches([first, second], lambda texts: [1] * len(texts))
-    )
-    table = pa.Table.from_batches(batches, schema=LOCATED_SCHEMA)
-    assert table.column("section_start_char").to_pylist() == [0, 5, 10, 1]
-    assert table.column("section_end_char").to_pylist() == [4, 9, 14, 2]
-
-
-def test_chunk_out_of_order_is_an_error() -> None:
-    rows = _rows([(1, "7", 0, 0, "A", "A B"), (1, "7", 0, 2, "B", None)])
-    with pytest.raises(ValueError, match="page 7: section 0: chunk 2 arrived"):
-        list(locate_chunk_batches([rows], lambda texts: [1] * len(texts)))
 
 
 def test_every_sample_chunk_is_rebuilt_from_its_kilt_span(sample_build: Build) -> None:

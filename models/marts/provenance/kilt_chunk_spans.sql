@@ -2,7 +2,16 @@ with
 
 located as (
 
-    select * from {{ ref('int_chunks_located') }}
+    select
+        page_order,
+        wikipedia_id,
+        section_order,
+        chunk_order,
+        section_start_char,
+        section_end_char,
+        num_tokens
+
+    from {{ ref('int_sections_chunked') }}
 
 ),
 
