@@ -120,6 +120,18 @@ def _make_counter() -> Callable[[str], int]:
     return count
 
 
+def token_counter() -> Callable[[str], int]:
+    """Public form of the exact cl100k_base token counter used by the splitter.
+
+    Returns:
+        ``f(text) -> int``, equal to ``len(get_tokenizer()(text))`` of LlamaIndex
+        (tiktoken ``cl100k_base``, ``allowed_special="all"``) for every string.
+
+    Source: ``tiktoken.core.Encoding.encode``; see ``_make_counter``.
+    """
+    return _make_counter()
+
+
 _JOIN_SEP = "<|endoftext|>"
 
 
