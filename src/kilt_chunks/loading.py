@@ -169,7 +169,8 @@ def _missing_or_mistyped(field: str, wrong_type: str) -> str:
 
 
 def _jsonl_query(file: Path) -> str:
-    # Each line is read whole as text (0x1F never occurs unescaped in JSON), then
+    # Each line is read whole as text (0x1F never occurs unescaped in JSON; LF or
+    # CRLF line ends; an empty line reads as NULL and is rejected), then
     # parsed with an explicit structure, so nothing is sampled or skipped. The
     # scan keeps line order; line numbers are counted as batches stream out.
     return f"""
@@ -185,7 +186,6 @@ def _jsonl_query(file: Path) -> str:
             escape = '',
             header = false,
             auto_detect = false,
-            new_line = '\\n',
             max_line_size = {MAX_LINE_BYTES},
             buffer_size = {2 * MAX_LINE_BYTES}
         )
@@ -221,6 +221,7 @@ def _jsonl_query(file: Path) -> str:
         page.history.url,
         page.wikidata_info.wikidata_id,
         case
+            when line is null or trim(line) = '' then 'empty line'
             when not is_valid then 'invalid JSON (truncated or malformed line)'
             when json_type(line) <> 'OBJECT' then 'line is not a JSON object'
             {_missing_or_mistyped("wikipedia_id", "not a string")}

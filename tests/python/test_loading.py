@@ -93,3 +93,20 @@ def test_datasets_folder_builds_same_chunks(tmp_path: Path, sample_build) -> Non
     build = run_dbt_build(tmp_path / "build", folder, extra_vars={"export_dir": ""})
     ordered = "select * from kilt_chunks order by chunk_id"
     assert build.query(ordered) == sample_build.query(ordered)
+
+
+def test_crlf_line_ends_and_empty_lines(tmp_path: Path) -> None:
+    page = '{"wikipedia_id": "%s", "wikipedia_title": "T", "text": ["T\\n", "x\\n"]}'
+    path = tmp_path / "windows.jsonl"
+    path.write_bytes(
+        ((page % "1") + "\r\n\r\n" + (page % "2") + "\r\n").encode("utf-8")
+    )
+    rows = read_kilt_pages(str(path)).read_all().to_pylist()
+    assert [
+        (r["line_number"], r["wikipedia_id"], r["reject_reason"]) for r in rows
+    ] == [
+        (1, "1", None),
+        (2, None, "empty line"),
+        (3, "2", None),
+    ]
+    assert rows[0]["text"] == ["T\n", "x\n"]

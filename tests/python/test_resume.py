@@ -89,6 +89,13 @@ def test_rerun_is_idempotent_and_full_refresh_rebuilds(tmp_path: Path) -> None:
         tmp_path, SAMPLE_JSONL, extra_vars={"export_dir": ""}, args=("--full-refresh",)
     )
     assert refreshed.query(ORDERED) == rows
+    # No copies of the chunks pile up across reruns.
+    assert (
+        refreshed.query(
+            "select table_name from duckdb_tables() where table_name like '%dbt_tmp%'"
+        )
+        == []
+    )
 
 
 def test_changed_input_does_not_reuse_old_chunks(tmp_path: Path) -> None:
