@@ -274,20 +274,3 @@ def split_section_batches(
     """
     for _, chunks in split_section_pairs(sections, **options):
         yield chunks
-
-
-def chunk_sections_reader(
-    sections: pa.RecordBatchReader, **options: object
-) -> pa.RecordBatchReader:
-    """Wrap :func:`split_section_batches` as a ``pyarrow.RecordBatchReader``.
-
-    Args:
-        sections: Reader of section batches (:data:`SECTION_COLUMNS`).
-        **options: Keyword arguments of :func:`split_section_batches`.
-
-    Returns:
-        A reader with schema :data:`CHUNK_SCHEMA`.
-    """
-    return pa.RecordBatchReader.from_batches(
-        CHUNK_SCHEMA, split_section_batches(sections, **options)
-    )
