@@ -1,10 +1,11 @@
 """Split kept sections into chunks (SPEC rules 6-7), streaming and in parallel.
 
-The dbt Python model ``int_sections_chunked`` hands this module an Arrow reader
-of sections and gets back a reader of chunk rows; nothing holds all sections or
-all chunks in memory. Batches are split in a pool of worker processes (spawn
-start method) and yielded in input order, so the output is identical whatever
-the worker count.
+The dbt Python model ``int_sections_chunked`` (through
+:mod:`kilt_chunks.checkpoint`) streams Arrow batches of sections into
+:func:`split_section_pairs` and commits the chunk batches it yields; nothing
+holds all sections or all chunks in memory. Batches are split in a pool of
+worker processes (spawn start method) and yielded in input order, so the output
+is identical whatever the worker count.
 """
 
 from __future__ import annotations
