@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -49,15 +50,29 @@ def _wait_for_line(proc: subprocess.Popen, needle: str, timeout: float) -> None:
     raise AssertionError(f"build ended before {needle!r}")
 
 
+def _wait_for_progress(
+    proc: subprocess.Popen, min_sections: int, timeout: float
+) -> None:
+    """Wait until the chunking progress line shows min_sections done."""
+    deadline = time.monotonic() + timeout
+    assert proc.stdout is not None
+    for line in proc.stdout:  # text mode turns tqdm's carriage returns into lines
+        done = re.search(r"sections=([\d,]+)", line)
+        if done and int(done.group(1).replace(",", "")) >= min_sections:
+            return
+        assert time.monotonic() < deadline, f"under {min_sections} sections in time"
+    raise AssertionError("build ended before the chunking progress was seen")
+
+
 def test_killed_build_resumes_to_identical_output(
     tmp_path: Path, sample_build: Build
 ) -> None:
     # One worker, stock splitter and small batches: chunking takes several
     # seconds and commits many times, so the kill lands in the middle of it.
     slow = {"workers": 1, "splitter": "llama_index", "batch_size": 40}
-    proc = _start_build(tmp_path, slow)
-    _wait_for_line(proc, "START python incremental model", timeout=120)
-    time.sleep(2.0)
+    # Progress lines report sections only after their batch is committed.
+    proc = _start_build(tmp_path, {**slow, "progress_seconds": 0.1})
+    _wait_for_progress(proc, min_sections=200, timeout=180)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
     db_path = tmp_path / "kilt_chunks.duckdb"
