@@ -169,14 +169,18 @@ def chunk_sections_resumable(
         f"page_order > {int(last_page)} or "
         f"(page_order = {int(last_page)} and section_order > {int(last_section)})"
     )
-    done_bytes = (
-        sections.filter(
-            f"page_order < {int(last_page)} or (page_order = {int(last_page)}"
-            f" and section_order <= {int(last_section)})"
+    # Only a resumed build has work done already (for the progress ETA); a
+    # fresh one need not scan the section text a second time.
+    done_bytes = 0
+    if last_page >= 0:
+        done_bytes = (
+            sections.filter(
+                f"page_order < {int(last_page)} or (page_order = {int(last_page)}"
+                f" and section_order <= {int(last_section)})"
+            )
+            .aggregate("coalesce(sum(strlen(section_text)), 0)")
+            .fetchall()[0][0]
         )
-        .aggregate("coalesce(sum(strlen(section_text)), 0)")
-        .fetchall()[0][0]
-    )
     batches = _checked_order(
         iter(todo.to_arrow_reader(batch_size)), (last_page, last_section)
     )

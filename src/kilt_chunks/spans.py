@@ -15,6 +15,7 @@ Offsets are Python ``str`` indexes (Unicode code points, the unit of DuckDB's
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 
 def locate_chunks(
@@ -49,6 +50,7 @@ def locate_chunks(
     return spans
 
 
+@lru_cache(maxsize=1)
 def get_token_counter() -> Callable[[Sequence[str]], list[int]]:
     """Return a function counting the tokens of many texts.
 
