@@ -80,6 +80,39 @@ def get_split_function(
     raise ValueError(f"unknown splitter {splitter!r}; expected one of {SPLITTERS}")
 
 
+@lru_cache(maxsize=8)
+def get_chunk_function(
+    splitter: str = "fast", chunk_size: int = 256
+) -> Callable[[str], list[tuple[str, int]]]:
+    """Return the function that splits one section text into counted chunks.
+
+    Args:
+        splitter: ``"fast"`` or ``"llama_index"``, as :func:`get_split_function`.
+        chunk_size: Max chunk length in cl100k_base tokens.
+
+    Returns:
+        A callable ``str -> list[(chunk, num_tokens)]``: the chunks of
+        :func:`get_split_function` and each chunk's exact token count (LlamaIndex's
+        tokenizer, tiktoken ``cl100k_base``). The fast splitter derives the counts
+        from the ones it made while splitting
+        (:meth:`~kilt_chunks.fast_splitter.FastSentenceSplitter.split_text_with_token_counts`);
+        the stock one is followed by a direct count of every chunk.
+
+    Raises:
+        ValueError: As :func:`get_split_function`.
+    """
+    split = get_split_function(splitter, chunk_size)
+    if splitter == "fast":
+        return split.__self__.split_text_with_token_counts
+    count_tokens = get_token_counter()
+
+    def split_and_count(text: str) -> list[tuple[str, int]]:
+        chunks = split(text)
+        return list(zip(chunks, count_tokens(chunks), strict=True))
+
+    return split_and_count
+
+
 def split_section(
     text: str, chunk_size: int = 256, splitter: str = "fast"
 ) -> list[str]:
@@ -122,8 +155,7 @@ def split_batch(
         ValueError: If a section gives no chunk (it should have been dropped as
             blank), naming the page and section.
     """
-    split = get_split_function(splitter, chunk_size)
-    count_tokens = get_token_counter()
+    split = get_chunk_function(splitter, chunk_size)
     page_orders = sections.column("page_order").to_pylist()
     ids = sections.column("wikipedia_id").to_pylist()
     orders = sections.column("section_order").to_pylist()
@@ -132,12 +164,13 @@ def split_batch(
     for page_order, wikipedia_id, section_order, text in zip(
         page_orders, ids, orders, texts, strict=True
     ):
-        chunks = split(text) if text else []
-        if not chunks or chunks == [""]:
+        counted = split(text) if text else []
+        if not counted or counted[0][0] == "":
             raise ValueError(
                 f"page {wikipedia_id}: section {section_order}: splitter returned "
                 "no chunk for a kept section"
             )
+        chunks = [chunk for chunk, _ in counted]
         spans = locate_chunks(
             text, chunks, wikipedia_id=wikipedia_id, section_order=section_order
         )
@@ -150,7 +183,7 @@ def split_batch(
         out["text"] += chunks
         out["section_start_char"] += [start for start, _ in spans]
         out["section_end_char"] += [end for _, end in spans]
-        out["num_tokens"] += count_tokens(chunks)
+        out["num_tokens"] += [n for _, n in counted]
     return pa.RecordBatch.from_pydict(out, schema=CHUNK_SCHEMA)
 
 
@@ -240,7 +273,7 @@ def split_section_pairs(
             mp_context=get_context("spawn"),
             # Import and build the splitter in each worker up front, while
             # this process reads the first batches.
-            initializer=get_split_function,
+            initializer=get_chunk_function,
             initargs=(splitter, chunk_size),
         ) as pool:
             pending: deque[tuple[pa.RecordBatch, Future]] = deque()

@@ -18,8 +18,10 @@ from hypothesis import strategies as st
 from kilt_chunks.fast_splitter import (
     SPLITTER_NAMES,
     FastSentenceSplitter,
+    _ChunkTokenCounter,
     _encoding,
     _make_batch_counter,
+    _make_counter,
     _token_lower_bound,
     _UntrainedPunkt,
     get_splitter,
@@ -777,3 +779,88 @@ def test_batch_token_counts_equal_single_counts(pieces: list[str]) -> None:
     pieces = [p for p in pieces if p]
     expected = [len(enc.encode(p, allowed_special="all")) for p in pieces]
     assert _make_batch_counter()(pieces) == expected
+
+
+# --- chunk token counts derived from piece counts --------------------------------
+
+
+def _direct_count(text: str) -> int:
+    return len(_encoding().encode(text, allowed_special="all"))
+
+
+def _assert_counts_exact(text: str, chunk_size: int = 256) -> None:
+    """split_text_with_token_counts = split_text + a direct count of each chunk."""
+    fast = FAST if chunk_size == 256 else FastSentenceSplitter(chunk_size)
+    try:
+        chunks = fast.split_text(text)
+    except ValueError:
+        with pytest.raises(ValueError):
+            fast.split_text_with_token_counts(text)
+        return
+    counted = fast.split_text_with_token_counts(text)
+    assert [chunk for chunk, _ in counted] == chunks
+    assert [n for _, n in counted] == [_direct_count(chunk) for chunk in chunks]
+
+
+def _assert_chunk_count_exact(pieces: list[str]) -> None:
+    """The count derived from the pieces' own counts equals a direct count."""
+    count = _make_counter()
+    counter = _ChunkTokenCounter(count)
+    joined = "".join(pieces)
+    got = counter.count_chunk([(p, count(p)) for p in pieces], joined)
+    assert got == _direct_count(joined.strip())
+
+
+def test_every_sample_chunk_count_is_exact() -> None:
+    sections, bodies = _sample()
+    texts = sections + bodies
+    counted = [c for t in texts for c in FAST.split_text_with_token_counts(t)]
+    assert len(counted) > 3000
+    wrong = [(chunk[:60], n) for chunk, n in counted if n != _direct_count(chunk)]
+    assert wrong == []
+    assert [c for c, _ in counted] == [c for t in texts for c in FAST.split_text(t)]
+
+
+@pytest.mark.parametrize(
+    "pieces",
+    [
+        ["The cat sat. ", "Next one. "],  # " " + "Next" -> " Next"
+        ["  Lead space. ", "tail.  "],  # both ends stripped
+        ["He said it's ", "'s fine", "'LL do"],  # contractions at the joins
+        ["中文。", "日本語の文章です。", "x"],  # no safe cut in most pieces
+        ["end<|endoftext|>", " start"],  # special token: counted directly
+        ["123", "456", "7a", "b. "],  # digit groups across joins
+        ["word\n\n\n", "\n\nWord", "  "],  # newline runs and trailing blank
+        ["a", "b", "c"],  # letters joined into one pre-token
+        ["only"],
+        ["   "],
+        ["a\ud800b. ", "Next"],  # lone surrogate: counted directly
+    ],
+)
+def test_chunk_count_from_pieces(pieces: list[str]) -> None:
+    _assert_chunk_count_exact(pieces)
+
+
+CONTRACTIONS = st.sampled_from(
+    ["'s", "'S", "'ll", "'LL", "'ve", "'re", "'d", "'t", "'m"]
+)
+COUNT_PIECE = st.one_of(ANY_PIECE, CONTRACTIONS, st.just("\n"), st.just("a"))
+
+
+@PROPERTY
+@given(st.lists(_text(COUNT_PIECE, max_size=12), min_size=1, max_size=10))
+def test_chunk_count_from_random_pieces(pieces: list[str]) -> None:
+    """The derived count equals tiktoken's for any pieces, however joined."""
+    _assert_chunk_count_exact(pieces)
+
+
+@PROPERTY
+@given(_text(COUNT_PIECE, max_size=400))
+def test_chunk_counts_of_generated_text(text: str) -> None:
+    _assert_counts_exact(text)
+
+
+@PROPERTY
+@given(_text(COUNT_PIECE, max_size=80), st.sampled_from([3, 16, 50]))
+def test_chunk_counts_other_chunk_sizes(text: str, chunk_size: int) -> None:
+    _assert_counts_exact(text, chunk_size)
