@@ -30,7 +30,12 @@ chunk_rows as (
         chunks.chunk_order::integer as chunk_order,
         chunks.chunk_order = 0 as is_first,
         chunks.chunk_order = chunks.num_chunks - 1 as is_last,
-        chunks.text::varchar as text,
+        -- The chunk is this slice of its section (code points, end exclusive).
+        substring(
+            sections.section_text,
+            chunks.section_start_char + 1,
+            chunks.section_end_char - chunks.section_start_char
+        )::varchar as text,
         sections.title::varchar as title,
         sections.section_path::varchar[] as section,
         sections.section_order::integer as section_order,

@@ -20,7 +20,7 @@ import duckdb
 import pyarrow as pa
 
 from kilt_chunks.build_info import RECORDED_PACKAGES
-from kilt_chunks.splitting import CHUNK_SCHEMA, split_section_pairs
+from kilt_chunks.splitting import CHUNK_SPAN_SCHEMA, split_section_pairs
 
 #: Table holding committed chunks; kept between builds to allow resuming.
 CHECKPOINT_TABLE = "kilt_chunking_checkpoint"
@@ -33,7 +33,6 @@ _COLUMNS_DDL = """
     section_order integer,
     chunk_order integer,
     num_chunks integer,
-    text varchar,
     section_start_char bigint,
     section_end_char bigint,
     num_tokens integer
@@ -73,7 +72,7 @@ def sections_fingerprint(
         " coalesce(sum(strlen(section_text)), 0)"
     ).fetchall()[0]
     versions = ":".join(version(p) for p in RECORDED_PACKAGES)
-    columns = ",".join(CHUNK_SCHEMA.names)
+    columns = ",".join(CHUNK_SPAN_SCHEMA.names)
     fingerprint = (
         f"{splitter}:{chunk_size}:{versions}:{columns}:"
         f"{num_sections}:{digest}:{total_bytes}"
@@ -154,8 +153,9 @@ def chunk_sections_resumable(
         restart: Discard any checkpoint (``dbt build --full-refresh``).
 
     Returns:
-        A relation over the checkpoint table (schema :data:`CHUNK_SCHEMA`),
-        scanning in (page_order, section_order, chunk_order) order.
+        A relation over the checkpoint table (schema :data:`CHUNK_SPAN_SCHEMA`:
+        chunk offsets and token counts, no text), scanning in (page_order,
+        section_order, chunk_order) order.
 
     Raises:
         ValueError: If the sections are not stored in order, or a section gives
@@ -192,6 +192,7 @@ def chunk_sections_resumable(
         total_bytes=total_bytes,
         done_bytes=int(done_bytes),
         progress_seconds=progress_seconds,
+        with_text=False,
     ):
         page_order, section_order = _last_key(section_batch)
         cursor.execute("begin transaction")
@@ -204,6 +205,6 @@ def chunk_sections_resumable(
         )
         cursor.execute("commit")
     cursor.close()
-    columns = ", ".join(CHUNK_SCHEMA.names)
+    columns = ", ".join(CHUNK_SPAN_SCHEMA.names)
     # Committed in input order, so a scan returns (page, section, chunk) order.
     return con.sql(f"select {columns} from {CHECKPOINT_TABLE}")

@@ -71,16 +71,22 @@ def _encoding() -> Any:
     Source: ``llama_index.core.utils.get_tokenizer``: ``tiktoken.encoding_for_model(
     "gpt-3.5-turbo")`` (``cl100k_base``), loaded with ``TIKTOKEN_CACHE_DIR`` pointing
     at LlamaIndex's bundled ``_static/tiktoken_cache`` unless already set (no
-    network needed), and the variable restored afterwards.
+    network needed), and the variable restored afterwards. The folder is found
+    without importing llama-index-core (slow to import).
     """
-    import llama_index.core.utils as li_utils
+    import importlib.util
+
     import tiktoken
 
+    # Found, not imported: importing llama_index.core takes over a second,
+    # which every spawned chunking worker would pay.
+    spec = importlib.util.find_spec("llama_index.core")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("llama-index-core is not installed")
     should_revert = "TIKTOKEN_CACHE_DIR" not in os.environ
     if should_revert:
         os.environ["TIKTOKEN_CACHE_DIR"] = os.path.join(
-            os.path.dirname(os.path.abspath(li_utils.__file__)),
-            "_static/tiktoken_cache",
+            list(spec.submodule_search_locations)[0], "_static", "tiktoken_cache"
         )
     try:
         return tiktoken.encoding_for_model("gpt-3.5-turbo")

@@ -45,6 +45,11 @@ CHUNK_SCHEMA = pa.schema(
     ]
 )
 
+#: :data:`CHUNK_SCHEMA` without the chunk text: what the dbt build stores. The
+#: text is ``section_text[section_start_char:section_end_char]`` (the model
+#: ``kilt_chunks`` cuts it there), so it is not written to disk twice.
+CHUNK_SPAN_SCHEMA = pa.schema([f for f in CHUNK_SCHEMA if f.name != "text"])
+
 
 @lru_cache(maxsize=8)
 def get_split_function(
@@ -137,7 +142,10 @@ def split_section(
 
 
 def split_batch(
-    sections: pa.RecordBatch, splitter: str = "fast", chunk_size: int = 256
+    sections: pa.RecordBatch,
+    splitter: str = "fast",
+    chunk_size: int = 256,
+    with_text: bool = True,
 ) -> pa.RecordBatch:
     """Split a batch of sections into chunk rows (the worker function).
 
@@ -145,11 +153,13 @@ def split_batch(
         sections: Columns :data:`SECTION_COLUMNS`, one row per kept section.
         splitter: Splitter name, see :func:`get_split_function`.
         chunk_size: Max chunk length in tokens.
+        with_text: Include the chunk strings; without them the batch has
+            schema :data:`CHUNK_SPAN_SCHEMA` (the offsets give the text back).
 
     Returns:
-        A batch with schema :data:`CHUNK_SCHEMA`: every chunk of every section,
-        in input order, located in its section text and with its token count
-        (:mod:`kilt_chunks.spans`).
+        A batch with schema :data:`CHUNK_SCHEMA` (or :data:`CHUNK_SPAN_SCHEMA`):
+        every chunk of every section, in input order, located in its section
+        text and with its token count (:mod:`kilt_chunks.spans`).
 
     Raises:
         ValueError: If a section gives no chunk (it should have been dropped as
@@ -184,6 +194,9 @@ def split_batch(
         out["section_start_char"] += [start for start, _ in spans]
         out["section_end_char"] += [end for _, end in spans]
         out["num_tokens"] += [n for _, n in counted]
+    if not with_text:
+        del out["text"]
+        return pa.RecordBatch.from_pydict(out, schema=CHUNK_SPAN_SCHEMA)
     return pa.RecordBatch.from_pydict(out, schema=CHUNK_SCHEMA)
 
 
@@ -238,6 +251,7 @@ def split_section_pairs(
     total_bytes: int | None = None,
     done_bytes: int = 0,
     progress_seconds: float = 0,
+    with_text: bool = True,
 ) -> Iterator[tuple[pa.RecordBatch, pa.RecordBatch]]:
     """Split a stream of section batches, yielding each with its chunks.
 
@@ -249,11 +263,13 @@ def split_section_pairs(
         total_bytes: UTF-8 bytes of all section text, for the ETA (optional).
         done_bytes: Bytes already done before this stream (a resumed build).
         progress_seconds: Seconds between progress lines; 0 disables them.
+        with_text: Include the chunk strings (else :data:`CHUNK_SPAN_SCHEMA`).
 
     Yields:
         ``(section_batch, chunk_batch)`` pairs in input order, the chunk batch
-        with schema :data:`CHUNK_SCHEMA`; identical for any ``workers``. At most
-        ``2 * workers`` batches are in flight, so memory stays bounded.
+        with schema :data:`CHUNK_SCHEMA` (or :data:`CHUNK_SPAN_SCHEMA`);
+        identical for any ``workers``. At most ``2 * workers`` batches are in
+        flight, so memory stays bounded.
 
     Raises:
         ValueError: From :func:`split_batch` for a section with no chunk.
@@ -265,7 +281,7 @@ def split_section_pairs(
     try:
         if n_workers == 1:
             for batch in batches:
-                yield batch, split_batch(batch, splitter, chunk_size)
+                yield batch, split_batch(batch, splitter, chunk_size, with_text)
                 progress.update(batch)
             return
         with ProcessPoolExecutor(
@@ -279,7 +295,12 @@ def split_section_pairs(
             pending: deque[tuple[pa.RecordBatch, Future]] = deque()
             for batch in batches:
                 pending.append(
-                    (batch, pool.submit(split_batch, batch, splitter, chunk_size))
+                    (
+                        batch,
+                        pool.submit(
+                            split_batch, batch, splitter, chunk_size, with_text
+                        ),
+                    )
                 )
                 if len(pending) >= 2 * n_workers:
                     done_batch, future = pending.popleft()
