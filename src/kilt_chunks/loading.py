@@ -21,7 +21,9 @@ become decimal text, so both shapes give identical pages.
 from __future__ import annotations
 
 import gzip
+import queue
 import re
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
@@ -418,9 +420,65 @@ def read_kilt_pages(
     # One thread: the scan then streams lines in order without buffering ahead
     # of the consumer (a parallel order-preserving scan would hold results).
     con = duckdb.connect(config={"threads": 1, "memory_limit": LOADER_MEMORY_LIMIT})
+    # Parsed in a background thread, a few batches ahead, so parsing overlaps
+    # with whatever the consumer does with each batch (dbt-duckdb compresses
+    # and writes it to raw.pages).
     return pa.RecordBatchReader.from_batches(
-        RAW_PAGE_SCHEMA, _numbered_batches(kilt_path, con, batch_size, on_error)
+        RAW_PAGE_SCHEMA,
+        _read_ahead(_numbered_batches(kilt_path, con, batch_size, on_error)),
     )
+
+
+#: Batches parsed ahead of the consumer (bounds the loader's extra memory).
+READ_AHEAD_BATCHES = 4
+
+
+def _read_ahead(
+    batches: Iterator[pa.RecordBatch], depth: int = READ_AHEAD_BATCHES
+) -> Iterator[pa.RecordBatch]:
+    """Yield ``batches``, produced by a background thread ``depth`` items ahead.
+
+    Errors raised by ``batches`` are re-raised here, in order. If the consumer
+    stops early, the thread stops at its next batch.
+    """
+    buffer: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    done = object()
+
+    def put(item: tuple) -> bool:
+        """Hand one item over; False once the consumer has gone."""
+        while not stop.is_set():
+            try:
+                buffer.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for batch in batches:
+                if not put((batch, None)):
+                    return
+            put((done, None))
+        except BaseException as exc:  # handed to the consumer, raised there
+            put((done, exc))
+        finally:
+            batches.close()
+
+    thread = threading.Thread(target=produce, name="kilt-reader", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item, error = buffer.get()
+            if item is done:
+                if error is not None:
+                    raise error
+                return
+            yield item
+    finally:
+        stop.set()
+        thread.join()
 
 
 def _numbered_batches(
