@@ -30,7 +30,7 @@ lint: setup
 	$(BIN)/ruff format --check src tests bench python_models
 
 # Corpus sizes in MB for the benchmark.
-BENCH_SIZES ?= 50 500
+BENCH_SIZES ?= 50 500 1000
 
 bench: setup
 	$(BIN)/python bench/run_bench.py --sizes $(BENCH_SIZES)

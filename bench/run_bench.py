@@ -45,13 +45,24 @@ FULL_DUMP_SECTION_TEXT_GB = 15.0
 FULL_DUMP_JSON_GB = 34.8
 
 
+#: Mean UTF-8 bytes of paragraph text per page in the full dump (15 GB over
+#: 5.9 million pages); the bundled sample's pages are ten times longer.
+MEAN_PAGE_TEXT_BYTES = 2_500
+#: Share of a kept paragraph's anchors kept: lead paragraphs of the sample's
+#: long articles hold more links than the dump's average page.
+ANCHOR_KEEP = 0.5
+
+
 def make_corpus(path: Path, size_mb: float, seed: int = 13) -> dict:
     """Write a KILT-shaped JSON lines corpus of about ``size_mb`` MB.
 
-    Each page copies the header layout, anchors, categories and history of a
-    random real page and fills its body paragraphs with random real body and
-    bullet paragraphs of the sample, so JSON bytes per byte of text are about
-    those of the real dump (2.3: 34.8 GB of JSON, 15 GB of text).
+    Each page takes the first paragraphs (title, headers, layout) of a random
+    real page of the bundled sample, up to a text length drawn from an
+    exponential distribution with the full dump's mean page length, fills its
+    body paragraphs with random real body and bullet paragraphs of the sample,
+    and keeps half of the real page's anchors on the kept paragraphs, its
+    categories and its history. Page lengths and JSON bytes per byte of text (about 2.3:
+    34.8 GB of JSON, 15 GB of text) are then about those of the real dump.
     """
     rng = random.Random(seed)
     pages = [json.loads(line) for line in SAMPLE.open(encoding="utf-8")]
@@ -64,16 +75,26 @@ def make_corpus(path: Path, size_mb: float, seed: int = 13) -> dict:
     with path.open("w", encoding="utf-8") as f:
         while written < target:
             template = rng.choice(pages)
-            text = [f"Synthetic page {n}\n"] + [
-                p if p.startswith("Section::::") else rng.choice(pool)
-                for p in template["text"][1:]
-            ]
+            budget = rng.expovariate(1 / MEAN_PAGE_TEXT_BYTES)
+            text = [f"Synthetic page {n}\n"]
+            size = 0
+            for p in template["text"][1:]:
+                if size >= budget:
+                    break
+                para = p if p.startswith("Section::::") else rng.choice(pool)
+                text.append(para)
+                size += len(para.encode("utf-8"))
             page = {
                 "_id": str(10_000_000 + n),
                 "wikipedia_id": str(10_000_000 + n),
                 "wikipedia_title": f"Synthetic page {n}",
                 "text": text,
-                "anchors": template.get("anchors", []),
+                "anchors": [
+                    a
+                    for a in template.get("anchors", [])
+                    if a.get("paragraph_id", 0) < len(text)
+                    and rng.random() < ANCHOR_KEEP
+                ],
                 "categories": template["categories"],
                 "history": template["history"],
             }
