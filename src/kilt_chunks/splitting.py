@@ -237,6 +237,17 @@ class _Progress:
             self.bar.close()
 
 
+def _compacted(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """``batch`` with buffers of its own size, for pickling to a worker.
+
+    A slice (e.g. from ``Table.to_batches``) pickles its parent's whole
+    buffers; taking its rows copies just the slice.
+    """
+    if batch.get_total_buffer_size() > 2 * batch.nbytes + 65536:
+        return batch.take(pa.array(range(batch.num_rows), pa.int64()))
+    return batch
+
+
 def resolve_workers(workers: int) -> int:
     """Number of worker processes: ``workers`` if positive, else one per core."""
     return workers if workers > 0 else (os.cpu_count() or 1)
@@ -278,6 +289,8 @@ def split_section_pairs(
     n_workers = resolve_workers(workers)
     progress = _Progress(total_bytes, done_bytes, progress_seconds)
     batches = (b.select(list(SECTION_COLUMNS)) for b in sections)
+    if n_workers > 1:
+        batches = (_compacted(b) for b in batches)
     try:
         if n_workers == 1:
             for batch in batches:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import pyarrow as pa
 import pytest
 
@@ -9,6 +11,7 @@ from conftest import SAMPLE_JSONL, read_pages
 from kilt_chunks.sections import page_sections, parse_section_path, section_title
 from kilt_chunks.splitting import (
     CHUNK_SCHEMA,
+    _compacted,
     get_split_function,
     split_batch,
     split_section,
@@ -118,3 +121,13 @@ def test_section_path_and_title_helpers() -> None:
     assert section_title("Albedo", []) == "# Albedo"
     with pytest.raises(ValueError, match="not a header paragraph"):
         parse_section_path("History.\n")
+
+
+def test_sliced_batches_are_compacted_before_pickling() -> None:
+    """A slice of a big table is sent to a worker as its own rows only."""
+    table = pa.table({"section_text": ["x" * 1000] * 5000})
+    piece = table.to_batches(max_chunksize=50)[7]
+    compact = _compacted(piece)
+    assert compact.equals(piece)
+    assert len(pickle.dumps(piece)) > 4_000_000  # the parent's buffers
+    assert len(pickle.dumps(compact)) < 60_000
