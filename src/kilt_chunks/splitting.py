@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -237,6 +239,28 @@ class _Progress:
             self.bar.close()
 
 
+#: Seconds between a worker's checks that the process that started it lives.
+PARENT_CHECK_SECONDS = 1.0
+
+
+def _start_worker(splitter: str, chunk_size: int, parent_pid: int) -> None:
+    """Initializer of a chunking worker: build the splitter, watch the parent.
+
+    A worker whose parent dies without shutting the pool down (SIGKILL, the
+    OOM killer) would otherwise live on, orphaned, holding its memory. A
+    daemon thread ends the worker once its parent process is gone (the worker
+    has then been re-parented, so ``os.getppid()`` changes).
+    """
+    get_chunk_function(splitter, chunk_size)
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(PARENT_CHECK_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="kilt-parent-watch", daemon=True).start()
+
+
 def _compacted(batch: pa.RecordBatch) -> pa.RecordBatch:
     """``batch`` with buffers of its own size, for pickling to a worker.
 
@@ -302,8 +326,8 @@ def split_section_pairs(
             mp_context=get_context("spawn"),
             # Import and build the splitter in each worker up front, while
             # this process reads the first batches.
-            initializer=get_chunk_function,
-            initargs=(splitter, chunk_size),
+            initializer=_start_worker,
+            initargs=(splitter, chunk_size, os.getpid()),
         ) as pool:
             pending: deque[tuple[pa.RecordBatch, Future]] = deque()
             for batch in batches:

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import pickle
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
+import psutil
 import pyarrow as pa
 import pytest
 
@@ -131,3 +137,36 @@ def test_sliced_batches_are_compacted_before_pickling() -> None:
     assert compact.equals(piece)
     assert len(pickle.dumps(piece)) > 4_000_000  # the parent's buffers
     assert len(pickle.dumps(compact)) < 60_000
+
+
+ORPHAN_SCRIPT = """
+import pyarrow as pa
+from kilt_chunks.splitting import split_section_batches
+
+if __name__ == "__main__":
+    n = 400
+    table = pa.table({
+        "page_order": pa.array(range(n), pa.int64()),
+        "wikipedia_id": [str(i) for i in range(n)],
+        "section_order": pa.array([0] * n, pa.int32()),
+        "section_text": ["Hello world. " * 2000] * n,
+    })
+    for _ in split_section_batches(table.to_batches(max_chunksize=5), workers=2):
+        print("batch", flush=True)
+"""
+
+
+def test_workers_exit_when_the_build_process_is_killed(tmp_path: Path) -> None:
+    """SIGKILL of the process that owns the pool leaves no worker behind."""
+    script = tmp_path / "chunk_forever.py"
+    script.write_text(ORPHAN_SCRIPT, encoding="utf-8")
+    proc = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout.readline() == "batch\n"  # the pool is up and working
+    workers = psutil.Process(proc.pid).children(recursive=True)
+    assert len(workers) >= 2
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    _, alive = psutil.wait_procs(workers, timeout=10)
+    assert [w.pid for w in alive if w.status() != psutil.STATUS_ZOMBIE] == []
