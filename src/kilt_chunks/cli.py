@@ -9,6 +9,8 @@ from pathlib import Path
 
 import duckdb
 
+from kilt_chunks.database import DatabaseInUseError, connect
+
 DEFAULT_DB = "kilt_chunks.duckdb"
 
 
@@ -25,11 +27,13 @@ def build_summary(db_path: str) -> str:
 
     Raises:
         FileNotFoundError: If ``db_path`` does not exist.
+        DatabaseInUseError: If a build still holds the file.
         duckdb.Error: If the file holds no finished build (missing models).
     """
     if not Path(db_path).exists():
         raise FileNotFoundError(f"{db_path}: no such DuckDB file; run `dbt build`")
-    with duckdb.connect(db_path, read_only=True) as con:
+    advice = "wait for that build to finish, then run the summary"
+    with connect(db_path, read_only=True, advice=advice) as con:
         audit = con.sql("select * from kilt_load_audit")
         row = dict(zip(audit.columns, audit.fetchall()[0], strict=True))
         info_rel = con.sql("select * from kilt_build_info")
@@ -87,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         print(build_summary(args.db))
-    except (FileNotFoundError, duckdb.Error) as exc:
+    except (FileNotFoundError, DatabaseInUseError, duckdb.Error) as exc:
         print(f"kilt-chunks: {exc}", file=sys.stderr)
         return 1
     return 0

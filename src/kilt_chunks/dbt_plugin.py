@@ -8,20 +8,17 @@ alias: kilt}]``) and used by the ``kilt`` source in
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-import duckdb
 import pyarrow as pa
 from dbt.adapters.duckdb.credentials import DuckDBCredentials
 from dbt.adapters.duckdb.plugins import BasePlugin
 from dbt.adapters.duckdb.utils import SourceConfig
 
+from kilt_chunks.database import DatabaseInUseError, connect
 from kilt_chunks.loading import read_kilt_pages
 
-
-class DatabaseInUseError(RuntimeError):
-    """The DuckDB file is held by another process (another build)."""
+__all__ = ["DatabaseInUseError", "Plugin", "check_database_free"]
 
 
 def check_database_free(path: str) -> None:
@@ -36,17 +33,11 @@ def check_database_free(path: str) -> None:
     """
     if not path or path == ":memory:":
         return
-    try:
-        duckdb.connect(path).close()
-    except duckdb.IOException as exc:
-        if "lock" not in str(exc).lower():
-            raise
-        holder = re.search(r"\(PID (\d+)\)", str(exc))
-        who = f" (PID {holder.group(1)})" if holder else ""
-        raise DatabaseInUseError(
-            f"database {path} is in use by another process{who}: wait for that "
-            "build to finish, or set KILT_CHUNKS_DB to build into another file"
-        ) from None
+    connect(
+        path,
+        advice="wait for that build to finish, or set KILT_CHUNKS_DB to build "
+        "into another file",
+    ).close()
 
 
 class Plugin(BasePlugin):

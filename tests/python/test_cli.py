@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from conftest import Build
@@ -20,3 +22,28 @@ def test_summary_reports_the_sample_counts(sample_build: Build) -> None:
 def test_summary_of_missing_database_fails_cleanly(tmp_path: Path, capsys) -> None:
     assert main(["summary", "--db", str(tmp_path / "none.duckdb")]) == 1
     assert "no such DuckDB file" in capsys.readouterr().err
+
+
+def test_summary_while_a_build_holds_the_database(tmp_path: Path, capsys) -> None:
+    """A reader blocked by a running build gets the plain message, with the PID."""
+    db = tmp_path / "busy.duckdb"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import duckdb, sys, time; con = duckdb.connect(sys.argv[1]);"
+            " print('holding', flush=True); time.sleep(60)",
+            str(db),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline() == "holding\n"
+        assert main(["summary", "--db", str(db)]) == 1
+        err = capsys.readouterr().err
+        assert f"database {db} is in use by another process (PID {holder.pid})" in err
+        assert "wait for that build to finish" in err
+    finally:
+        holder.kill()
+        holder.wait()
