@@ -4,9 +4,11 @@ A chunk is a substring of its section's text (SPEC rules 3 and 6: the splitter
 cuts the text and strips white space at the cuts, nothing else). The chunking
 workers (:func:`kilt_chunks.splitting.split_batch`) call this module right after
 splitting a section, so each chunk is found by scanning forward from the end of
-the previous one and its tokens are counted in parallel with the splitting. The
-SQL model ``kilt_chunk_spans`` then maps these section offsets to KILT's own
-(paragraph_id, character) coordinates.
+the previous one, in parallel with the splitting. (Token counts come with the
+chunks from the fast splitter; :func:`get_token_counter` counts the stock
+splitter's chunks.) The SQL model ``kilt_chunk_spans`` then maps these section
+offsets to KILT's own (paragraph_id, character) coordinates, and ``kilt_chunks``
+cuts each chunk's text at them.
 
 Offsets are Python ``str`` indexes (Unicode code points, the unit of DuckDB's
 ``length`` and string slicing), 0-based, end exclusive.

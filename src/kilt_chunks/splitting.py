@@ -108,9 +108,11 @@ def get_chunk_function(
     Raises:
         ValueError: As :func:`get_split_function`.
     """
-    split = get_split_function(splitter, chunk_size)
+    split = get_split_function(splitter, chunk_size)  # validates the arguments
     if splitter == "fast":
-        return split.__self__.split_text_with_token_counts
+        from kilt_chunks.fast_splitter import FastSentenceSplitter
+
+        return FastSentenceSplitter(chunk_size=chunk_size).split_text_with_token_counts
     count_tokens = get_token_counter()
 
     def split_and_count(text: str) -> list[tuple[str, int]]:
