@@ -49,6 +49,7 @@ from typing import Any
 __all__ = [
     "SPLITTER_NAMES",
     "FastSentenceSplitter",
+    "get_fast_splitter",
     "get_splitter",
     "split_text_stock",
 ]
@@ -857,7 +858,12 @@ def split_text_stock(text: str, chunk_size: int = 256) -> list[str]:
 
 
 @functools.lru_cache(maxsize=8)
-def _fast_splitter(chunk_size: int) -> FastSentenceSplitter:
+def get_fast_splitter(chunk_size: int = 256) -> FastSentenceSplitter:
+    """The process's one :class:`FastSentenceSplitter` for ``chunk_size`` (cached).
+
+    Raises:
+        ValueError: ``chunk_size`` is not a positive integer.
+    """
     return FastSentenceSplitter(chunk_size)
 
 
@@ -879,7 +885,7 @@ def get_splitter(name: str, chunk_size: int = 256) -> Callable[[str], list[str]]
     Source: LlamaIndex ``SentenceSplitter.split_text`` (both variants).
     """
     if name == "fast":
-        return _fast_splitter(chunk_size).split_text
+        return get_fast_splitter(chunk_size).split_text
     if name == "llama_index":
         if isinstance(chunk_size, bool) or not isinstance(chunk_size, int):
             raise ValueError(f"chunk_size must be an int, got {chunk_size!r}")

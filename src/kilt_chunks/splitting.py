@@ -23,10 +23,11 @@ from multiprocessing import get_context
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kilt_chunks.fast_splitter import SPLITTER_NAMES, get_fast_splitter, get_splitter
 from kilt_chunks.spans import get_token_counter, locate_chunks
 
 #: Splitter names accepted by :func:`get_split_function`.
-SPLITTERS = ("fast", "llama_index")
+SPLITTERS = SPLITTER_NAMES
 
 #: Section columns read by the chunking step.
 SECTION_COLUMNS = ("page_order", "wikipedia_id", "section_order", "section_text")
@@ -76,15 +77,9 @@ def get_split_function(
     """
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
-    if splitter == "llama_index":
-        from llama_index.core.node_parser import SentenceSplitter
-
-        return SentenceSplitter(chunk_size=chunk_size, chunk_overlap=0).split_text
-    if splitter == "fast":
-        from kilt_chunks.fast_splitter import FastSentenceSplitter
-
-        return FastSentenceSplitter(chunk_size=chunk_size).split_text
-    raise ValueError(f"unknown splitter {splitter!r}; expected one of {SPLITTERS}")
+    if splitter not in SPLITTERS:
+        raise ValueError(f"unknown splitter {splitter!r}; expected one of {SPLITTERS}")
+    return get_splitter(splitter, chunk_size)
 
 
 @lru_cache(maxsize=8)
@@ -108,11 +103,10 @@ def get_chunk_function(
     Raises:
         ValueError: As :func:`get_split_function`.
     """
-    split = get_split_function(splitter, chunk_size)  # validates the arguments
+    split = get_split_function(splitter, chunk_size)
     if splitter == "fast":
-        from kilt_chunks.fast_splitter import FastSentenceSplitter
-
-        return FastSentenceSplitter(chunk_size=chunk_size).split_text_with_token_counts
+        # The same cached instance as ``split``.
+        return get_fast_splitter(chunk_size).split_text_with_token_counts
     count_tokens = get_token_counter()
 
     def split_and_count(text: str) -> list[tuple[str, int]]:
