@@ -168,7 +168,8 @@ def split_batch(
     ids = sections.column("wikipedia_id").to_pylist()
     orders = sections.column("section_order").to_pylist()
     texts = sections.column("section_text").to_pylist()
-    out: dict[str, list] = {name: [] for name in CHUNK_SCHEMA.names}
+    schema = CHUNK_SCHEMA if with_text else CHUNK_SPAN_SCHEMA
+    out: dict[str, list] = {name: [] for name in schema.names}
     for page_order, wikipedia_id, section_order, text in zip(
         page_orders, ids, orders, texts, strict=True
     ):
@@ -188,14 +189,12 @@ def split_batch(
         out["section_order"] += [section_order] * n
         out["chunk_order"] += range(n)
         out["num_chunks"] += [n] * n
-        out["text"] += chunks
+        if with_text:
+            out["text"] += chunks
         out["section_start_char"] += [start for start, _ in spans]
         out["section_end_char"] += [end for _, end in spans]
         out["num_tokens"] += [n for _, n in counted]
-    if not with_text:
-        del out["text"]
-        return pa.RecordBatch.from_pydict(out, schema=CHUNK_SPAN_SCHEMA)
-    return pa.RecordBatch.from_pydict(out, schema=CHUNK_SCHEMA)
+    return pa.RecordBatch.from_pydict(out, schema=schema)
 
 
 class _Progress:
