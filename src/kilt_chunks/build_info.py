@@ -7,7 +7,14 @@ from importlib.metadata import version
 import pyarrow as pa
 
 #: Packages whose versions change chunk boundaries or the output.
-RECORDED_PACKAGES = ("kilt-chunks", "llama-index-core", "nltk", "tiktoken", "duckdb")
+RECORDED_PACKAGES = (
+    "kilt-chunks",
+    "llama-index-core",
+    "nltk",
+    "tiktoken",
+    "rs-bpe",
+    "duckdb",
+)
 
 
 def build_info(

@@ -20,8 +20,10 @@ from kilt_chunks.fast_splitter import (
     FastSentenceSplitter,
     _ChunkTokenCounter,
     _encoding,
-    _make_batch_counter,
     _make_counter,
+    _make_limited_counter,
+    _make_tiktoken_counter,
+    _rs_bpe_tokenizer,
     _token_lower_bound,
     _UntrainedPunkt,
     get_splitter,
@@ -771,14 +773,73 @@ def test_token_lower_bound_is_a_lower_bound(text: str) -> None:
     assert _token_lower_bound(text, 10**9) <= count
 
 
+# --- the token counter: rs-bpe must equal tiktoken ------------------------------
+
+_TIKTOKEN_COUNT = _make_tiktoken_counter()
+_COUNT = _make_counter()
+_COUNT_UPTO = _make_limited_counter()
+
+UNICODE_CHAR = st.characters(codec="utf-8")
+
+
+def test_rs_bpe_is_the_counter_in_use() -> None:
+    """The speed of the fast splitter rests on rs-bpe; it must be installed."""
+    assert _rs_bpe_tokenizer() is not None
+    assert _rs_bpe_tokenizer().count("Hello world") == 2
+
+
+def test_counter_equals_tiktoken_on_every_sample_paragraph_and_page() -> None:
+    texts = []
+    with SAMPLE.open(encoding="utf-8") as fh:
+        for line in fh:
+            paragraphs = json.loads(line)["text"]
+            texts += paragraphs
+            texts.append("".join(paragraphs))
+    assert len(texts) > 10_000
+    wrong = [t[:60] for t in texts if _COUNT(t) != _TIKTOKEN_COUNT(t)]
+    assert wrong == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "a" * 10_000,
+        "1" * 10_001,
+        " " * 5_000 + "x",
+        "\n" * 3_000,
+        " \n" * 2_000,
+        "\U0001f600" * 3_000,
+        "中" * 5_000,
+        "x " * 5_000,
+        "\xa0" * 1_000 + "a",
+        "It's we'LL they'Re I'M",
+        "end.<|endoftext|>next",  # special token: counted by tiktoken
+        "a\ud800b",  # lone surrogate: counted by tiktoken
+        "\ud83d\ude00",  # surrogate pair
+    ],
+)
+def test_counter_equals_tiktoken_on_edge_cases(text: str) -> None:
+    assert _COUNT(text) == _TIKTOKEN_COUNT(text)
+    for limit in (0, 1, 256, 10**6):
+        n = _TIKTOKEN_COUNT(text)
+        assert _COUNT_UPTO(text, limit) == (n if n <= limit else -1)
+
+
 @PROPERTY
-@given(st.lists(_text(ANY_PIECE, max_size=30), max_size=12))
-def test_batch_token_counts_equal_single_counts(pieces: list[str]) -> None:
-    """Counting pieces joined by <|endoftext|> equals counting each alone."""
-    enc = _encoding()
-    pieces = [p for p in pieces if p]
-    expected = [len(enc.encode(p, allowed_special="all")) for p in pieces]
-    assert _make_batch_counter()(pieces) == expected
+@given(_text(ANY_PIECE, max_size=200))
+def test_counter_equals_tiktoken_on_generated_text(text: str) -> None:
+    n = _TIKTOKEN_COUNT(text)
+    assert _COUNT(text) == n
+    assert _COUNT_UPTO(text, 256) == (n if n <= 256 else -1)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(UNICODE_CHAR, max_size=40), st.integers(0, 50))
+def test_counter_equals_tiktoken_on_arbitrary_unicode(text: str, limit: int) -> None:
+    n = _TIKTOKEN_COUNT(text)
+    assert _COUNT(text) == n
+    assert _COUNT_UPTO(text, limit) == (n if n <= limit else -1)
 
 
 # --- chunk token counts derived from piece counts --------------------------------
