@@ -20,12 +20,17 @@ import duckdb
 import pyarrow as pa
 
 from kilt_chunks.build_info import RECORDED_PACKAGES
+from kilt_chunks.database import memory_limit_at_most
 from kilt_chunks.splitting import CHUNK_SPAN_SCHEMA, split_section_pairs
 
 #: Table holding committed chunks; kept between builds to allow resuming.
 CHECKPOINT_TABLE = "kilt_chunking_checkpoint"
 #: One-row table: fingerprint of the work and the last section committed.
 STATE_TABLE = "kilt_chunking_state"
+#: DuckDB memory limit while the workers split (bytes): this process then only
+#: streams sections and appends chunk batches, and pages DuckDB keeps cached
+#: from earlier models would otherwise sit in memory beside the workers.
+CHUNKING_MEMORY_LIMIT = 256 * 2**20
 
 _COLUMNS_DDL = """
     page_order bigint,
@@ -184,7 +189,7 @@ def chunk_sections_resumable(
     batches = _checked_order(
         iter(todo.to_arrow_reader(batch_size)), (last_page, last_section)
     )
-    for section_batch, chunk_batch in split_section_pairs(
+    pairs = split_section_pairs(
         batches,
         splitter=splitter,
         chunk_size=chunk_size,
@@ -193,17 +198,21 @@ def chunk_sections_resumable(
         done_bytes=int(done_bytes),
         progress_seconds=progress_seconds,
         with_text=False,
-    ):
-        page_order, section_order = _last_key(section_batch)
-        cursor.execute("begin transaction")
-        cursor.register("kilt_chunk_batch", pa.Table.from_batches([chunk_batch]))
-        cursor.execute(f"insert into {CHECKPOINT_TABLE} select * from kilt_chunk_batch")
-        cursor.unregister("kilt_chunk_batch")
-        cursor.execute(
-            f"update {STATE_TABLE} set last_page_order = ?, last_section_order = ?",
-            [page_order, section_order],
-        )
-        cursor.execute("commit")
+    )
+    with memory_limit_at_most(cursor, CHUNKING_MEMORY_LIMIT):
+        for section_batch, chunk_batch in pairs:
+            page_order, section_order = _last_key(section_batch)
+            cursor.execute("begin transaction")
+            cursor.register("kilt_chunk_batch", pa.Table.from_batches([chunk_batch]))
+            cursor.execute(
+                f"insert into {CHECKPOINT_TABLE} select * from kilt_chunk_batch"
+            )
+            cursor.unregister("kilt_chunk_batch")
+            cursor.execute(
+                f"update {STATE_TABLE} set last_page_order = ?, last_section_order = ?",
+                [page_order, section_order],
+            )
+            cursor.execute("commit")
     cursor.close()
     columns = ", ".join(CHUNK_SPAN_SCHEMA.names)
     # Committed in input order, so a scan returns (page, section, chunk) order.

@@ -1,8 +1,12 @@
-"""Opening the build's DuckDB file, with a plain error when another process holds it."""
+"""The build's DuckDB file: opening it (plain error when another process holds
+it) and lowering its memory limit for a while."""
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import duckdb
 
@@ -41,3 +45,68 @@ def connect(
         if advice:
             message = f"{message}: {advice}"
         raise DatabaseInUseError(message) from None
+
+
+_SIZE_UNITS = {
+    "bytes": 1,
+    "KiB": 2**10,
+    "MiB": 2**20,
+    "GiB": 2**30,
+    "TiB": 2**40,
+    "PiB": 2**50,
+    "KB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+    "PB": 10**15,
+}
+
+
+def memory_limit_bytes(con: duckdb.DuckDBPyConnection) -> int:
+    """The connection's DuckDB ``memory_limit`` in bytes.
+
+    DuckDB reports it cut to one decimal of its unit (``"1.8 GiB"`` for a limit
+    set as ``2GB``, 1.86 GiB). This returns the middle of the range that text
+    stands for (1.85 GiB), within 0.05 of that unit of the true limit, so that
+    setting it again reports the same text (the ends of the range do not:
+    DuckDB rounds a limit down a little when it sets it).
+
+    Raises:
+        ValueError: If DuckDB reports the setting in a form not understood.
+    """
+    value = con.sql("select current_setting('memory_limit')").fetchall()[0][0]
+    match = re.fullmatch(r"\s*([0-9.]+)\s*([A-Za-z]+)\s*", str(value))
+    if match is None or match.group(2) not in _SIZE_UNITS:
+        raise ValueError(f"unexpected DuckDB memory_limit {value!r}")
+    return math.ceil((float(match.group(1)) + 0.05) * _SIZE_UNITS[match.group(2)])
+
+
+@contextmanager
+def memory_limit_at_most(
+    con: duckdb.DuckDBPyConnection, limit_bytes: int
+) -> Iterator[None]:
+    """Lower DuckDB's memory limit to ``limit_bytes`` (if higher) for a block.
+
+    Lowering the limit makes DuckDB drop cached pages above it, which frees
+    the memory for other processes (the chunking workers). On exit the
+    previous limit is set again as DuckDB reports it (see
+    :func:`memory_limit_bytes`: a limit of 2GB comes back as 1.8 GiB, and
+    stays so however often this runs).
+
+    Args:
+        con: A connection or cursor of the database (the setting is per
+            database instance); it must have no open result.
+        limit_bytes: The limit inside the block, in bytes.
+
+    Raises:
+        ValueError: From :func:`memory_limit_bytes`.
+    """
+    before = memory_limit_bytes(con)
+    lowered = before > limit_bytes
+    if lowered:
+        con.execute(f"set memory_limit = '{int(limit_bytes)}B'")
+    try:
+        yield
+    finally:
+        if lowered:
+            con.execute(f"set memory_limit = '{before}B'")

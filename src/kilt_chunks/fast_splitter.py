@@ -100,8 +100,10 @@ def _encoding() -> Any:
             del os.environ["TIKTOKEN_CACHE_DIR"]
 
 
+@functools.lru_cache(maxsize=1)
 def _make_tiktoken_counter() -> Callable[[str], int]:
-    """Return ``f(text) -> len(enc.encode(text, allowed_special="all"))``.
+    """Return ``f(text) -> len(enc.encode(text, allowed_special="all"))`` (cached:
+    the encoding is loaded on first use, about 40 MB).
 
     Source: ``tiktoken.core.Encoding.encode`` with ``allowed_special="all"``: the
     disallowed set is then empty (no special-token scan), the Rust ``CoreBPE.encode``
@@ -156,21 +158,21 @@ def _make_counter() -> Callable[[str], int]:
     The exact cl100k_base count of LlamaIndex's default tokenizer for every
     string. Texts without ``"<|"`` (so no special token) that are valid UTF-8
     are counted by rs-bpe (:func:`_rs_bpe_tokenizer`), the rest, and every text
-    when rs-bpe is missing, by tiktoken (:func:`_make_tiktoken_counter`).
+    when rs-bpe is missing, by tiktoken (:func:`_make_tiktoken_counter`, loaded
+    only when such a text comes).
     """
-    reference = _make_tiktoken_counter()
     tokenizer = _rs_bpe_tokenizer()
     if tokenizer is None:  # pragma: no cover - rs-bpe is a dependency
-        return reference
+        return _make_tiktoken_counter()
     rs_count = tokenizer.count
 
     def count(text: str) -> int:
         if "<|" in text:
-            return reference(text)
+            return _make_tiktoken_counter()(text)
         try:
             return rs_count(text)
         except UnicodeEncodeError:
-            return reference(text)
+            return _make_tiktoken_counter()(text)
 
     return count
 

@@ -4,6 +4,7 @@ build at a time per DuckDB file."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import signal
@@ -153,3 +154,51 @@ def test_second_build_on_a_busy_database_gets_a_clear_message(tmp_path: Path) ->
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
+
+
+def _memory_limit(con: duckdb.DuckDBPyConnection) -> str:
+    return con.sql("select current_setting('memory_limit')").fetchall()[0][0]
+
+
+def test_memory_limit_is_lowered_for_a_block_and_restored() -> None:
+    from kilt_chunks.database import memory_limit_at_most, memory_limit_bytes
+
+    with duckdb.connect() as con:
+        con.execute("set memory_limit = '2GB'")
+        before = _memory_limit(con)
+        assert before == "1.8 GiB"  # DuckDB cuts 1.86 GiB to one decimal
+        assert memory_limit_bytes(con) == math.ceil(1.85 * 2**30)
+        for _ in range(3):  # no drift
+            with memory_limit_at_most(con, 256 * 2**20):
+                assert _memory_limit(con) == "256.0 MiB"
+            assert _memory_limit(con) == before
+        # Restored after an error too; a lower limit is left as it is.
+        con.execute("set memory_limit = '100MB'")
+        low = _memory_limit(con)
+        with memory_limit_at_most(con, 256 * 2**20):
+            assert _memory_limit(con) == low
+        con.execute("set memory_limit = '2GB'")
+        try:
+            with memory_limit_at_most(con, 256 * 2**20):
+                raise RuntimeError("boom")
+        except RuntimeError:
+            pass
+        assert _memory_limit(con) == before
+
+
+def test_chunking_restores_the_memory_limit(tmp_path: Path) -> None:
+    """The chunking step caps DuckDB's memory while its workers run (cached
+    pages would otherwise sit beside them) and gives the cap back after."""
+    from kilt_chunks.checkpoint import chunk_sections_resumable
+
+    with duckdb.connect(str(tmp_path / "t.duckdb")) as con:
+        con.execute("set memory_limit = '1GB'")
+        before = _memory_limit(con)
+        con.execute(
+            "create table sections as select 1::bigint as page_order, "
+            "'7'::varchar as wikipedia_id, 0::integer as section_order, "
+            "'One sentence. Another one.'::varchar as section_text"
+        )
+        chunks = chunk_sections_resumable(con, con.table("sections"), workers=1)
+        assert chunks.fetchall() == [(1, "7", 0, 0, 1, 0, 26, 6)]
+        assert _memory_limit(con) == before
