@@ -34,7 +34,7 @@ import pyarrow as pa
 InputKind = Literal["jsonl", "parquet", "hf_disk", "hf_hub"]
 
 #: Memory cap of the loader's private DuckDB connection.
-LOADER_MEMORY_LIMIT = "1500MB"
+LOADER_MEMORY_LIMIT = "512MB"
 
 #: Largest JSON line accepted (bytes). KILT has pages of tens of MB.
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -189,7 +189,7 @@ def _jsonl_query(file: Path) -> str:
             header = false,
             auto_detect = false,
             max_line_size = {MAX_LINE_BYTES},
-            buffer_size = {2 * MAX_LINE_BYTES}
+            buffer_size = {MAX_LINE_BYTES}
         )
     ),
 
