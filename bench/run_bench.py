@@ -336,7 +336,8 @@ def main() -> None:
     projected_min = sum(projected.values()) / 60
 
     versions = ", ".join(
-        f"{p} {version(p)}" for p in ("llama-index-core", "nltk", "tiktoken", "duckdb")
+        f"{p} {version(p)}"
+        for p in ("llama-index-core", "nltk", "tiktoken", "rs-bpe", "duckdb")
     )
     lines = [
         "# Benchmark results",
