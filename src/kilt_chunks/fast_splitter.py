@@ -13,8 +13,8 @@ nltk 3.10.4, tiktoken 0.14.0, rs-bpe 0.1.0). It is faster because it
   regular expressions, so the decisions are the same;
 * counts tokens with rs-bpe (Rust bindings of GitHub's ``bpe-openai``), which
   gives tiktoken's exact ``cl100k_base`` counts about twice as fast per byte and
-  with a far lower per-call cost; tiktoken itself still counts texts holding
-  special-token markers (``<|``) or lone surrogates (see :func:`_make_counter`);
+  with a far lower per-call cost, handling special tokens and lone surrogates
+  as tiktoken does (see :func:`_make_counter`);
 * counts less (stock encodes about 1.85 times the input, this about 1.1
   times): a text already known to be larger than the chunk size is not counted
   again when it is split further, counting stops once the chunk size is passed,
@@ -35,6 +35,10 @@ Scope and known differences:
   (``nltk.redos.DEFAULT_TIMEOUT``, 5 s per call) and raises ``TimeoutError``
   beyond it; that needs pathological input many megabytes long, and this
   module has no such limit.
+* tiktoken (and so stock) raises ``ValueError`` ("Max stack size exceeded for
+  backtracking") on a run of about a million white-space characters followed
+  by more text; this splitter splits such text (its chunks are what stock
+  would give without that limit).
 * There is no fallback to stock: no input class was found where the fast path
   differs (see ``tests/python/test_fast_splitter.py``).
 
@@ -127,8 +131,7 @@ def _make_tiktoken_counter() -> Callable[[str], int]:
         try:
             return len(core_encode(text, allowed_set))
         except UnicodeEncodeError:
-            fixed = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-            return len(core_encode(fixed, allowed_set))
+            return len(core_encode(_without_lone_surrogates(text), allowed_set))
 
     return count
 
@@ -143,7 +146,7 @@ def _rs_bpe_tokenizer() -> Any | None:
     gives tiktoken's ordinary (no special token) count; that identity is
     checked against tiktoken in ``tests/python/test_fast_splitter.py``. It
     rejects lone surrogates (``UnicodeEncodeError``) and does not know the
-    special tokens, so :func:`_make_counter` sends such texts to tiktoken.
+    special tokens; :func:`_make_counter` handles both as tiktoken does.
     """
     try:
         from rs_bpe.bpe import openai
@@ -152,27 +155,59 @@ def _rs_bpe_tokenizer() -> Any | None:
     return openai.cl100k_base()
 
 
+#: The special tokens of cl100k_base (``Encoding.special_tokens_set``; a test
+#: checks the list against tiktoken). None is a prefix of another.
+_SPECIAL_TOKENS = (
+    "<|endoftext|>",
+    "<|fim_prefix|>",
+    "<|fim_middle|>",
+    "<|fim_suffix|>",
+    "<|endofprompt|>",
+)
+_SPECIAL_TOKEN_RE = re.compile("|".join(re.escape(t) for t in _SPECIAL_TOKENS))
+
+
+def _without_lone_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD, as tiktoken's
+    ``Encoding.encode`` does on ``UnicodeEncodeError``."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 def _make_counter() -> Callable[[str], int]:
     """Return ``f(text) -> len(enc.encode(text, allowed_special="all"))``.
 
-    The exact cl100k_base count of LlamaIndex's default tokenizer for every
-    string. Texts without ``"<|"`` (so no special token) that are valid UTF-8
-    are counted by rs-bpe (:func:`_rs_bpe_tokenizer`), the rest, and every text
-    when rs-bpe is missing, by tiktoken (:func:`_make_tiktoken_counter`, loaded
-    only when such a text comes).
+    The exact cl100k_base count of LlamaIndex's default tokenizer, computed
+    with rs-bpe (:func:`_rs_bpe_tokenizer`) the way tiktoken computes it
+    (``tiktoken.core.Encoding.encode`` and the Rust ``CoreBPE._encode_native``):
+    lone surrogates are first replaced by U+FFFD; each special token counts
+    one; the text between special tokens is counted on its own. Without
+    rs-bpe, tiktoken counts (:func:`_make_tiktoken_counter`).
+
+    One known difference: tiktoken's pre-tokenizer raises ``ValueError``
+    ("Max stack size exceeded for backtracking") on a run of about a million
+    white-space characters followed by more text; this counter counts it.
     """
     tokenizer = _rs_bpe_tokenizer()
     if tokenizer is None:  # pragma: no cover - rs-bpe is a dependency
         return _make_tiktoken_counter()
     rs_count = tokenizer.count
+    special_tokens = _SPECIAL_TOKEN_RE.finditer
+
+    def count_valid(text: str) -> int:
+        if "<|" not in text:
+            return rs_count(text)
+        total = 0
+        start = 0
+        for match in special_tokens(text):
+            total += rs_count(text[start : match.start()]) + 1
+            start = match.end()
+        return total + rs_count(text[start:])
 
     def count(text: str) -> int:
-        if "<|" in text:
-            return _make_tiktoken_counter()(text)
         try:
-            return rs_count(text)
+            return count_valid(text)
         except UnicodeEncodeError:
-            return _make_tiktoken_counter()(text)
+            return count_valid(_without_lone_surrogates(text))
 
     return count
 
@@ -180,29 +215,28 @@ def _make_counter() -> Callable[[str], int]:
 def _make_limited_counter() -> Callable[[str, int], int]:
     """Return ``f(text, limit) -> count`` if the count is ``<= limit``, else -1.
 
-    The count is :func:`_make_counter`'s; rs-bpe's ``count_till_limit`` stops
-    encoding once the limit is passed.
+    The count is :func:`_make_counter`'s; for text without special-token
+    markers, rs-bpe's ``count_till_limit`` stops encoding once the limit is
+    passed.
     """
     count = _make_counter()
     tokenizer = _rs_bpe_tokenizer()
+
+    def limited_by_count(text: str, limit: int) -> int:
+        n = count(text)
+        return n if n <= limit else -1
+
     if tokenizer is None:  # pragma: no cover - rs-bpe is a dependency
-
-        def limited_reference(text: str, limit: int) -> int:
-            n = count(text)
-            return n if n <= limit else -1
-
-        return limited_reference
+        return limited_by_count
     rs_count_till_limit = tokenizer.count_till_limit
 
     def limited(text: str, limit: int) -> int:
         if "<|" in text:
-            n = count(text)
-            return n if n <= limit else -1
+            return limited_by_count(text, limit)
         try:
             n = rs_count_till_limit(text, limit)
         except UnicodeEncodeError:
-            n = count(text)
-            return n if n <= limit else -1
+            return limited_by_count(text, limit)
         return -1 if n is None else n
 
     return limited

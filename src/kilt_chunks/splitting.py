@@ -161,7 +161,9 @@ def split_batch(
 
     Raises:
         ValueError: If a section gives no chunk (it should have been dropped as
-            blank), naming the page and section.
+            blank) or the splitter fails on it (e.g. stock tiktoken on a run of
+            about a million white-space characters), naming the page and
+            section.
     """
     split = get_chunk_function(splitter, chunk_size)
     page_orders = sections.column("page_order").to_pylist()
@@ -173,7 +175,13 @@ def split_batch(
     for page_order, wikipedia_id, section_order, text in zip(
         page_orders, ids, orders, texts, strict=True
     ):
-        counted = split(text) if text else []
+        try:
+            counted = split(text) if text else []
+        except ValueError as exc:
+            raise ValueError(
+                f"page {wikipedia_id}: section {section_order}: the {splitter} "
+                f"splitter failed: {exc}"
+            ) from exc
         if not counted or counted[0][0] == "":
             raise ValueError(
                 f"page {wikipedia_id}: section {section_order}: splitter returned "

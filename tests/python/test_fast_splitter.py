@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kilt_chunks.fast_splitter import (
+    _SPECIAL_TOKENS,
     SPLITTER_NAMES,
     FastSentenceSplitter,
     _ChunkTokenCounter,
@@ -788,6 +789,10 @@ def test_rs_bpe_is_the_counter_in_use() -> None:
     assert _rs_bpe_tokenizer().count("Hello world") == 2
 
 
+def test_special_tokens_are_those_of_tiktoken() -> None:
+    assert set(_SPECIAL_TOKENS) == set(_encoding().special_tokens_set)
+
+
 def test_counter_equals_tiktoken_on_every_sample_paragraph_and_page() -> None:
     texts = []
     with SAMPLE.open(encoding="utf-8") as fh:
@@ -814,8 +819,12 @@ def test_counter_equals_tiktoken_on_every_sample_paragraph_and_page() -> None:
         "x " * 5_000,
         "\xa0" * 1_000 + "a",
         "It's we'LL they'Re I'M",
-        "end.<|endoftext|>next",  # special token: counted by tiktoken
-        "a\ud800b",  # lone surrogate: counted by tiktoken
+        "end.<|endoftext|>next",  # special token: one token
+        "<|endoftext|><|fim_prefix|>  <|endofprompt|>",
+        "<|endoftext|  <|endoftext|>>",
+        "x<|fim_suffix|>\ud800 <|fim_middle|>",  # special token and surrogate
+        "a\ud800b",  # lone surrogate: replaced by U+FFFD
+        "\udc80\ud83d",  # reversed pair: two lone surrogates
         "\ud83d\ude00",  # surrogate pair
     ],
 )
@@ -832,6 +841,23 @@ def test_counter_equals_tiktoken_on_generated_text(text: str) -> None:
     n = _TIKTOKEN_COUNT(text)
     assert _COUNT(text) == n
     assert _COUNT_UPTO(text, 256) == (n if n <= 256 else -1)
+
+
+@PROPERTY
+@given(
+    st.lists(
+        st.one_of(SPECIAL, st.sampled_from(["\ud800", "\udfff", "\udc80\ud83d"])),
+        max_size=6,
+    ),
+    st.lists(st.text(max_size=12), max_size=6),
+)
+def test_counter_equals_tiktoken_with_special_tokens_and_surrogates(
+    markers: list[str], texts: list[str]
+) -> None:
+    text = "".join(m + t for m, t in zip(markers, texts, strict=False))
+    n = _TIKTOKEN_COUNT(text)
+    assert _COUNT(text) == n
+    assert _COUNT_UPTO(text, 5) == (n if n <= 5 else -1)
 
 
 @settings(max_examples=2000, deadline=None)

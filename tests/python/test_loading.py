@@ -110,3 +110,23 @@ def test_crlf_line_ends_and_empty_lines(tmp_path: Path) -> None:
         (3, "2", None),
     ]
     assert rows[0]["text"] == ["T\n", "x\n"]
+
+
+def test_lone_surrogate_escape_is_rejected_and_surrogate_pairs_load(
+    tmp_path: Path,
+) -> None:
+    page = '{"wikipedia_id": "%s", "wikipedia_title": "T", "text": ["T\\n", "%s\\n"]}'
+    path = tmp_path / "surrogates.jsonl"
+    path.write_text(
+        (page % ("1", "x \\ud800 y"))
+        + "\n"
+        + (page % ("2", "smile \\ud83d\\ude00"))
+        + "\n",
+        encoding="utf-8",
+    )
+    rows = read_kilt_pages(str(path)).read_all().to_pylist()
+    assert [(r["wikipedia_id"], r["reject_reason"]) for r in rows] == [
+        (None, "invalid JSON (truncated or malformed line)"),
+        ("2", None),
+    ]
+    assert rows[1]["text"] == ["T\n", "smile \U0001f600\n"]

@@ -91,6 +91,27 @@ def test_blank_section_in_a_batch_names_the_page() -> None:
         split_batch(batch, "llama_index")
 
 
+def test_a_million_spaces_split_fast_and_name_the_page_with_stock() -> None:
+    """tiktoken (so stock) cannot pre-tokenize a run of about a million spaces
+    before more text; the fast splitter chunks it, and a stock build stops
+    with a message naming the page and section instead of a bare regex error."""
+    text = "Before. " + " " * 1_000_000 + "after."
+    batch = pa.RecordBatch.from_pydict(
+        {
+            "page_order": pa.array([1], pa.int64()),
+            "wikipedia_id": ["39"],
+            "section_order": pa.array([2], pa.int32()),
+            "section_text": [text],
+        }
+    )
+    chunks = split_batch(batch, "fast").to_pydict()
+    assert chunks["text"] == ["Before.", "after."]
+    assert chunks["num_tokens"] == [2, 2]
+    assert chunks["section_end_char"] == [7, len(text)]
+    with pytest.raises(ValueError, match=r"page 39: section 2: the llama_index "):
+        split_batch(batch, "llama_index")
+
+
 def test_output_is_identical_for_any_worker_count() -> None:
     batches = _sample_section_batches(batch_size=37)
     one = pa.Table.from_batches(
