@@ -287,7 +287,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=float, nargs="+", default=[50, 500])
     parser.add_argument("--splitter-mb", type=float, default=10)
-    parser.add_argument("--workers-mb", type=float, default=40)
+    parser.add_argument("--workers-mb", type=float, default=120)
     parser.add_argument("--splitter", default="fast")
     parser.add_argument("--workdir", type=Path, default=ROOT / "bench" / "work")
     parser.add_argument("--output", type=Path, default=ROOT / "bench" / "RESULTS.md")
