@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 from dbt.adapters.duckdb.credentials import DuckDBCredentials
 from dbt.adapters.duckdb.plugins import BasePlugin
@@ -18,7 +19,30 @@ from dbt.adapters.duckdb.utils import SourceConfig
 from kilt_chunks.database import DatabaseInUseError, connect
 from kilt_chunks.loading import read_kilt_pages
 
-__all__ = ["DatabaseInUseError", "Plugin", "check_database_free"]
+__all__ = ["DatabaseInUseError", "Plugin", "check_database_free", "check_memory_limit"]
+
+
+def check_memory_limit(settings: dict[str, Any] | None) -> None:
+    """Fail early, and plainly, on a memory limit DuckDB cannot read.
+
+    Args:
+        settings: The profile's DuckDB settings (``memory_limit`` comes from
+            ``KILT_CHUNKS_MEMORY_LIMIT``).
+
+    Raises:
+        ValueError: If DuckDB rejects ``memory_limit``; names the variable and
+            the value, with examples.
+    """
+    value = (settings or {}).get("memory_limit")
+    if value is None:
+        return
+    try:
+        duckdb.connect(config={"memory_limit": str(value)}).close()
+    except duckdb.Error:
+        raise ValueError(
+            f"memory_limit {value!r} (KILT_CHUNKS_MEMORY_LIMIT) is not a DuckDB "
+            "memory size: use e.g. 1GB, 512MB or 75%"
+        ) from None
 
 
 def check_database_free(path: str) -> None:
@@ -49,7 +73,9 @@ class Plugin(BasePlugin):
     def update_connection_config(
         self, creds: DuckDBCredentials, config: dict[str, Any]
     ) -> None:
-        """Check, before dbt-duckdb connects, that no other build holds the file."""
+        """Check, before dbt-duckdb connects, the memory limit and that no other
+        build holds the file."""
+        check_memory_limit(creds.settings)
         check_database_free(creds.path)
 
     def load(self, source_config: SourceConfig) -> pa.RecordBatchReader:

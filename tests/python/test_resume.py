@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from conftest import ROOT, SAMPLE_JSONL, Build, dbt_command, dbt_env, run_dbt_build
 
@@ -202,3 +203,13 @@ def test_chunking_restores_the_memory_limit(tmp_path: Path) -> None:
         chunks = chunk_sections_resumable(con, con.table("sections"), workers=1)
         assert chunks.fetchall() == [(1, "7", 0, 0, 1, 0, 26, 6)]
         assert _memory_limit(con) == before
+
+
+def test_unreadable_memory_limit_names_the_variable() -> None:
+    from kilt_chunks.dbt_plugin import check_memory_limit
+
+    for good in ("1GB", "512MB", "75%"):
+        check_memory_limit({"memory_limit": good})
+    check_memory_limit({})
+    with pytest.raises(ValueError, match=r"'bogus' \(KILT_CHUNKS_MEMORY_LIMIT\)"):
+        check_memory_limit({"memory_limit": "bogus"})
