@@ -39,8 +39,9 @@ Scope and known differences:
   backtracking") on a run of about a million white-space characters followed
   by more text; this splitter splits such text (its chunks are what stock
   would give without that limit).
-* There is no fallback to stock: no input class was found where the fast path
-  differs (see ``tests/python/test_fast_splitter.py``).
+* There is no fallback to stock: apart from the failure above, no input class
+  was found where the fast path differs (see
+  ``tests/python/test_fast_splitter.py``).
 
 The stock splitter stays available as :func:`split_text_stock` (selectable as
 ``"llama_index"`` through :func:`get_splitter`) for differential testing.

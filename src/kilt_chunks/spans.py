@@ -63,8 +63,8 @@ def get_token_counter() -> Callable[[Sequence[str]], list[int]]:
         ``allowed_special="all"``, the BPE file shipped with llama-index-core),
         the count SentenceSplitter uses for its 256-token budget. Counts are
         recorded as they are, never clipped. Uses the splitter's direct counter
-        (:func:`kilt_chunks.fast_splitter.token_counter`: rs-bpe, tiktoken for
-        texts with special-token markers or lone surrogates).
+        (:func:`kilt_chunks.fast_splitter.token_counter`: rs-bpe, with special
+        tokens and lone surrogates handled as tiktoken handles them).
     """
     from kilt_chunks.fast_splitter import token_counter
 
