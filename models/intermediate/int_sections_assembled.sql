@@ -8,10 +8,19 @@ pages as (
 
 loaded_pages as (
 
+    -- Page metadata rides along with every section, so kilt_chunks needs no
+    -- join (a join would neither keep the order nor stay small on the dump).
     select
         page_order,
         wikipedia_id,
         wikipedia_title,
+        categories,
+        pageid,
+        parentid,
+        revid,
+        timestamp,
+        url,
+        wikidata_id,
         paragraphs
 
     from pages
@@ -28,9 +37,7 @@ page_parts as (
     -- part per header. The loader rejects pages holding these noncharacters
     -- (MediaWiki never emits them). No sort, no join, no per-section copy.
     select
-        page_order,
-        wikipedia_id,
-        wikipedia_title,
+        loaded_pages.* exclude (paragraphs),
         len(paragraphs) as num_paragraphs,
         list_filter(
             list_transform(
@@ -69,9 +76,7 @@ sections_listed as (
     -- (k-1)-th header; paragraph ids are 0-based KILT indexes of its first
     -- and last text paragraph.
     select
-        page_order,
-        wikipedia_id,
-        wikipedia_title,
+        page_parts.* exclude (num_paragraphs, header_positions, parts),
         list_transform(
             parts,
             lambda part, k: {
@@ -94,9 +99,7 @@ sections_kept as (
 
     -- Rule 4: blank sections are dropped and take no number.
     select
-        page_order,
-        wikipedia_id,
-        wikipedia_title,
+        sections_listed.* exclude (sections),
         list_filter(
             sections, lambda section: not {{ is_blank('section.section_text') }}
         ) as sections
@@ -108,9 +111,7 @@ sections_kept as (
 sections_numbered as (
 
     select
-        page_order,
-        wikipedia_id,
-        wikipedia_title,
+        sections_kept.* exclude (sections),
         len(sections)::integer as num_sections,
         unnest(range(len(sections)))::integer as section_order,
         unnest(sections) as section
@@ -122,11 +123,7 @@ sections_numbered as (
 sections_parsed as (
 
     select
-        wikipedia_id,
-        page_order,
-        section_order,
-        num_sections,
-        wikipedia_title,
+        sections_numbered.* exclude (section),
         case
             when section.header is null then []::varchar[]
             else {{ kilt_section_path("regexp_replace(section.header, '\\n$', '')") }}
@@ -139,9 +136,13 @@ sections_parsed as (
 
 ),
 
-sections_ordered as (
+sections_titled as (
 
-    -- Stored in page and section order: chunking streams and resumes in it.
+    -- Stored in page and section order without a sort: every step above keeps
+    -- the row order of the one-table staging select (the unnest emits a
+    -- page's sections in list order). Chunking streams and resumes in this
+    -- order and checks it; kilt_chunks pairs its rows with the chunks by
+    -- position.
     select
         wikipedia_id,
         page_order,
@@ -151,12 +152,18 @@ sections_ordered as (
         {{ section_title('wikipedia_title', 'section_path') }} as title,
         section_text,
         start_paragraph_id,
-        end_paragraph_id
+        end_paragraph_id,
+        wikipedia_title,
+        categories,
+        pageid,
+        parentid,
+        revid,
+        timestamp,
+        url,
+        wikidata_id
 
     from sections_parsed
 
-    order by page_order, section_order
-
 )
 
-select * from sections_ordered
+select * from sections_titled

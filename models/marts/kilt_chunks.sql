@@ -2,75 +2,105 @@
 
 with
 
-chunks as (
-
-    select * from {{ ref('int_sections_chunked') }}
-
-),
-
 sections as (
 
     select * from {{ ref('int_sections_assembled') }}
 
 ),
 
-pages as (
+chunked_sections as (
 
-    select * from {{ ref('stg_kilt__pages') }}
+    select * from {{ ref('int_sections_chunked') }}
+
+),
+
+sections_paired as (
+
+    -- Both tables hold one row per kept section, stored in (page_order,
+    -- section_order) order, so row k of one is row k of the other: a
+    -- positional join pairs them with no sort and no hash table of section
+    -- text. A pair that does not match stops the build (it never happens
+    -- unless a table was changed by hand).
+    select
+        sections.*,
+        chunked_sections.chunk_start_chars,
+        chunked_sections.chunk_end_chars
+
+    from sections
+
+    positional join chunked_sections
+
+    where case
+        when sections.page_order is not distinct from chunked_sections.page_order
+            and sections.section_order
+                is not distinct from chunked_sections.section_order
+            then true
+        else error(
+            'kilt_chunks: int_sections_chunked is not aligned with'
+            || ' int_sections_assembled at page_order '
+            || coalesce(sections.page_order, chunked_sections.page_order)::varchar
+            || ': rebuild with dbt build --full-refresh'
+        )
+    end
+
+),
+
+chunk_texts as (
+
+    -- Chunk k is the section text between its offsets (code points, end
+    -- exclusive), cut per section so the section text is not repeated per chunk.
+    select
+        sections_paired.* exclude (section_text, chunk_start_chars, chunk_end_chars),
+        list_transform(
+            chunk_start_chars,
+            lambda start_char, k: substring(
+                section_text, start_char + 1, chunk_end_chars[k] - start_char
+            )
+        ) as texts
+
+    from sections_paired
 
 ),
 
 chunk_rows as (
 
     select
-        'doc-' || chunks.wikipedia_id || '_' || chunks.section_order::varchar
-            || '::s-' || chunks.section_order::varchar
-            || '::chunk-' || chunks.chunk_order::varchar as chunk_id,
-        chunks.wikipedia_id || '_' || chunks.section_order::varchar as doc_id,
-        chunks.chunk_order::integer as chunk_order,
-        chunks.chunk_order = 0 as is_first,
-        chunks.chunk_order = chunks.num_chunks - 1 as is_last,
-        -- The chunk is this slice of its section (code points, end exclusive).
-        substring(
-            sections.section_text,
-            chunks.section_start_char + 1,
-            chunks.section_end_char - chunks.section_start_char
-        )::varchar as text,
-        sections.title::varchar as title,
-        sections.section_path::varchar[] as section,
-        sections.section_order::integer as section_order,
-        sections.num_sections::integer as num_sections,
-        pages.wikipedia_id::varchar as wikipedia_id,
-        pages.wikipedia_title::varchar as wikipedia_title,
-        pages.categories::varchar as categories,
-        pages.pageid::varchar as pageid,
-        pages.parentid::varchar as parentid,
-        pages.revid::varchar as revid,
-        pages.timestamp::varchar as timestamp,
-        pages.url::varchar as url,
-        pages.wikidata_id::varchar as wikidata_id,
-        chunks.page_order
+        chunk_texts.* exclude (texts),
+        len(texts) as num_chunks,
+        unnest(range(len(texts))) as chunk_order,
+        unnest(texts) as text
 
-    from chunks
-
-    inner join sections
-        on chunks.wikipedia_id = sections.wikipedia_id
-        and chunks.section_order = sections.section_order
-
-    inner join pages
-        on chunks.wikipedia_id = pages.wikipedia_id
-        and pages.is_loaded
+    from chunk_texts
 
 ),
 
-ordered as (
+chunks as (
 
-    select * exclude (page_order)
+    select
+        'doc-' || wikipedia_id || '_' || section_order::varchar
+            || '::s-' || section_order::varchar
+            || '::chunk-' || chunk_order::varchar as chunk_id,
+        wikipedia_id || '_' || section_order::varchar as doc_id,
+        chunk_order::integer as chunk_order,
+        chunk_order = 0 as is_first,
+        chunk_order = num_chunks - 1 as is_last,
+        text::varchar as text,
+        title::varchar as title,
+        section_path::varchar[] as section,
+        section_order::integer as section_order,
+        num_sections::integer as num_sections,
+        wikipedia_id::varchar as wikipedia_id,
+        wikipedia_title::varchar as wikipedia_title,
+        categories::varchar as categories,
+        pageid::varchar as pageid,
+        parentid::varchar as parentid,
+        revid::varchar as revid,
+        timestamp::varchar as timestamp,
+        url::varchar as url,
+        wikidata_id::varchar as wikidata_id
 
     from chunk_rows
 
-    order by page_order, section_order, chunk_order
-
 )
 
-select * from ordered
+select * from chunks

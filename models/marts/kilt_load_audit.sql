@@ -77,7 +77,7 @@ section_counts as (
 
 chunk_counts as (
 
-    select count(*) as chunks_written
+    select coalesce(sum(num_chunks), 0) as chunks_written
 
     from chunks
 

@@ -21,9 +21,10 @@ import pyarrow as pa
 
 from kilt_chunks.build_info import RECORDED_PACKAGES
 from kilt_chunks.database import memory_limit_at_most
-from kilt_chunks.splitting import CHUNK_SPAN_SCHEMA, split_section_pairs
+from kilt_chunks.splitting import SECTION_CHUNKS_SCHEMA, split_section_pairs
 
-#: Table holding committed chunks; kept between builds to allow resuming.
+#: Table holding committed chunks (one row per section, chunks as lists); kept
+#: between builds to allow resuming.
 CHECKPOINT_TABLE = "kilt_chunking_checkpoint"
 #: One-row table: fingerprint of the work and the last section committed.
 STATE_TABLE = "kilt_chunking_state"
@@ -36,11 +37,10 @@ _COLUMNS_DDL = """
     page_order bigint,
     wikipedia_id varchar,
     section_order integer,
-    chunk_order integer,
     num_chunks integer,
-    section_start_char bigint,
-    section_end_char bigint,
-    num_tokens integer
+    chunk_start_chars bigint[],
+    chunk_end_chars bigint[],
+    chunk_num_tokens integer[]
 """
 
 
@@ -77,7 +77,7 @@ def sections_fingerprint(
         " coalesce(sum(strlen(section_text)), 0)"
     ).fetchall()[0]
     versions = ":".join(version(p) for p in RECORDED_PACKAGES)
-    columns = ",".join(CHUNK_SPAN_SCHEMA.names)
+    columns = ",".join(SECTION_CHUNKS_SCHEMA.names)
     fingerprint = (
         f"{splitter}:{chunk_size}:{versions}:{columns}:"
         f"{num_sections}:{digest}:{total_bytes}"
@@ -158,9 +158,11 @@ def chunk_sections_resumable(
         restart: Discard any checkpoint (``dbt build --full-refresh``).
 
     Returns:
-        A relation over the checkpoint table (schema :data:`CHUNK_SPAN_SCHEMA`:
-        chunk offsets and token counts, no text), scanning in (page_order,
-        section_order, chunk_order) order.
+        A relation over the checkpoint table (schema
+        :data:`~kilt_chunks.splitting.SECTION_CHUNKS_SCHEMA`: one row per
+        section, its chunks' offsets and token counts as lists, no text),
+        scanning in (page_order, section_order) order, the order of
+        ``sections``.
 
     Raises:
         ValueError: If the sections are not stored in order, or a section gives
@@ -197,7 +199,7 @@ def chunk_sections_resumable(
         total_bytes=total_bytes,
         done_bytes=int(done_bytes),
         progress_seconds=progress_seconds,
-        with_text=False,
+        by_section=True,
     )
     with memory_limit_at_most(cursor, CHUNKING_MEMORY_LIMIT):
         for section_batch, chunk_batch in pairs:
@@ -214,6 +216,6 @@ def chunk_sections_resumable(
             )
             cursor.execute("commit")
     cursor.close()
-    columns = ", ".join(CHUNK_SPAN_SCHEMA.names)
-    # Committed in input order, so a scan returns (page, section, chunk) order.
+    columns = ", ".join(SECTION_CHUNKS_SCHEMA.names)
+    # Committed in input order, so a scan returns (page, section) order.
     return con.sql(f"select {columns} from {CHECKPOINT_TABLE}")

@@ -48,10 +48,23 @@ CHUNK_SCHEMA = pa.schema(
     ]
 )
 
-#: :data:`CHUNK_SCHEMA` without the chunk text: what the dbt build stores. The
-#: text is ``section_text[section_start_char:section_end_char]`` (the model
-#: ``kilt_chunks`` cuts it there), so it is not written to disk twice.
-CHUNK_SPAN_SCHEMA = pa.schema([f for f in CHUNK_SCHEMA if f.name != "text"])
+#: One row per section, in input order, with its chunks as lists (chunk order):
+#: what the dbt build stores. Chunk k is
+#: ``section_text[chunk_start_chars[k]:chunk_end_chars[k]]`` (code points, end
+#: exclusive; the model ``kilt_chunks`` cuts it there), so the text is not
+#: written to disk twice, and one row per section lets ``kilt_chunks`` pair
+#: these rows with ``int_sections_assembled`` by position instead of a join.
+SECTION_CHUNKS_SCHEMA = pa.schema(
+    [
+        ("page_order", pa.int64()),
+        ("wikipedia_id", pa.string()),
+        ("section_order", pa.int32()),
+        ("num_chunks", pa.int32()),
+        ("chunk_start_chars", pa.list_(pa.int64())),
+        ("chunk_end_chars", pa.list_(pa.int64())),
+        ("chunk_num_tokens", pa.list_(pa.int32())),
+    ]
+)
 
 
 @lru_cache(maxsize=8)
@@ -143,7 +156,7 @@ def split_batch(
     sections: pa.RecordBatch,
     splitter: str = "fast",
     chunk_size: int = 256,
-    with_text: bool = True,
+    by_section: bool = False,
 ) -> pa.RecordBatch:
     """Split a batch of sections into chunk rows (the worker function).
 
@@ -151,13 +164,15 @@ def split_batch(
         sections: Columns :data:`SECTION_COLUMNS`, one row per kept section.
         splitter: Splitter name, see :func:`get_split_function`.
         chunk_size: Max chunk length in tokens.
-        with_text: Include the chunk strings; without them the batch has
-            schema :data:`CHUNK_SPAN_SCHEMA` (the offsets give the text back).
+        by_section: Return one row per section with its chunks' offsets and
+            token counts as lists (:data:`SECTION_CHUNKS_SCHEMA`, no text: the
+            offsets give it back) instead of one row per chunk.
 
     Returns:
-        A batch with schema :data:`CHUNK_SCHEMA` (or :data:`CHUNK_SPAN_SCHEMA`):
-        every chunk of every section, in input order, located in its section
-        text and with its token count (:mod:`kilt_chunks.spans`).
+        A batch with schema :data:`CHUNK_SCHEMA` (or
+        :data:`SECTION_CHUNKS_SCHEMA`): every chunk of every section, in input
+        order, located in its section text and with its token count
+        (:mod:`kilt_chunks.spans`).
 
     Raises:
         ValueError: If a section gives no chunk (it should have been dropped as
@@ -170,7 +185,7 @@ def split_batch(
     ids = sections.column("wikipedia_id").to_pylist()
     orders = sections.column("section_order").to_pylist()
     texts = sections.column("section_text").to_pylist()
-    schema = CHUNK_SCHEMA if with_text else CHUNK_SPAN_SCHEMA
+    schema = SECTION_CHUNKS_SCHEMA if by_section else CHUNK_SCHEMA
     out: dict[str, list] = {name: [] for name in schema.names}
     for page_order, wikipedia_id, section_order, text in zip(
         page_orders, ids, orders, texts, strict=True
@@ -192,13 +207,21 @@ def split_batch(
             text, chunks, wikipedia_id=wikipedia_id, section_order=section_order
         )
         n = len(chunks)
+        if by_section:
+            out["page_order"].append(page_order)
+            out["wikipedia_id"].append(wikipedia_id)
+            out["section_order"].append(section_order)
+            out["num_chunks"].append(n)
+            out["chunk_start_chars"].append([start for start, _ in spans])
+            out["chunk_end_chars"].append([end for _, end in spans])
+            out["chunk_num_tokens"].append([tokens for _, tokens in counted])
+            continue
         out["page_order"] += [page_order] * n
         out["wikipedia_id"] += [wikipedia_id] * n
         out["section_order"] += [section_order] * n
         out["chunk_order"] += range(n)
         out["num_chunks"] += [n] * n
-        if with_text:
-            out["text"] += chunks
+        out["text"] += chunks
         out["section_start_char"] += [start for start, _ in spans]
         out["section_end_char"] += [end for _, end in spans]
         out["num_tokens"] += [n for _, n in counted]
@@ -289,7 +312,7 @@ def split_section_pairs(
     total_bytes: int | None = None,
     done_bytes: int = 0,
     progress_seconds: float = 0,
-    with_text: bool = True,
+    by_section: bool = False,
 ) -> Iterator[tuple[pa.RecordBatch, pa.RecordBatch]]:
     """Split a stream of section batches, yielding each with its chunks.
 
@@ -301,11 +324,12 @@ def split_section_pairs(
         total_bytes: UTF-8 bytes of all section text, for the ETA (optional).
         done_bytes: Bytes already done before this stream (a resumed build).
         progress_seconds: Seconds between progress lines; 0 disables them.
-        with_text: Include the chunk strings (else :data:`CHUNK_SPAN_SCHEMA`).
+        by_section: One row per section, chunks as lists
+            (:data:`SECTION_CHUNKS_SCHEMA`), as :func:`split_batch`.
 
     Yields:
         ``(section_batch, chunk_batch)`` pairs in input order, the chunk batch
-        with schema :data:`CHUNK_SCHEMA` (or :data:`CHUNK_SPAN_SCHEMA`);
+        with schema :data:`CHUNK_SCHEMA` (or :data:`SECTION_CHUNKS_SCHEMA`);
         identical for any ``workers``. At most ``2 * workers`` batches are in
         flight, so memory stays bounded.
 
@@ -321,7 +345,7 @@ def split_section_pairs(
     try:
         if n_workers == 1:
             for batch in batches:
-                yield batch, split_batch(batch, splitter, chunk_size, with_text)
+                yield batch, split_batch(batch, splitter, chunk_size, by_section)
                 progress.update(batch)
             return
         with ProcessPoolExecutor(
@@ -338,7 +362,7 @@ def split_section_pairs(
                     (
                         batch,
                         pool.submit(
-                            split_batch, batch, splitter, chunk_size, with_text
+                            split_batch, batch, splitter, chunk_size, by_section
                         ),
                     )
                 )

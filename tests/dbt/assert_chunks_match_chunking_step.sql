@@ -1,10 +1,10 @@
 -- Loaded pages whose chunk count in kilt_chunks differs from what the chunking
--- step produced (nothing lost or duplicated by the joins).
+-- step produced (nothing lost or duplicated on the way).
 with
 
 produced as (
 
-    select wikipedia_id, count(*) as num_chunks
+    select wikipedia_id, sum(num_chunks) as num_chunks
 
     from {{ ref('int_sections_chunked') }}
 

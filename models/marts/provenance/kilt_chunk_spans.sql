@@ -1,17 +1,23 @@
 with
 
+chunked_sections as (
+
+    select * from {{ ref('int_sections_chunked') }}
+
+),
+
 located as (
 
     select
         page_order,
         wikipedia_id,
         section_order,
-        chunk_order,
-        section_start_char,
-        section_end_char,
-        num_tokens
+        unnest(range(num_chunks)) as chunk_order,
+        unnest(chunk_start_chars) as section_start_char,
+        unnest(chunk_end_chars) as section_end_char,
+        unnest(chunk_num_tokens) as num_tokens
 
-    from {{ ref('int_sections_chunked') }}
+    from chunked_sections
 
 ),
 

@@ -1,0 +1,90 @@
+"""Tables are stored in input order without sorts, and kilt_chunks refuses to
+pair sections with chunks that do not line up."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import duckdb
+
+from conftest import SAMPLE_JSONL, Build, read_pages, run_dbt_build
+
+
+def _page_positions() -> dict[str, int]:
+    return {
+        str(page["wikipedia_id"]): i for i, page in enumerate(read_pages(SAMPLE_JSONL))
+    }
+
+
+def test_sections_are_stored_in_page_and_section_order(sample_build: Build) -> None:
+    # A scan without ORDER BY returns the stored order.
+    keys = sample_build.query(
+        "select page_order, section_order from int_sections_assembled"
+    )
+    assert len(keys) == 2043
+    assert all(a < b for a, b in zip(keys, keys[1:], strict=False))
+    chunked = sample_build.query(
+        "select page_order, section_order from int_sections_chunked"
+    )
+    assert chunked == keys
+
+
+def test_chunks_are_stored_in_input_order(sample_build: Build) -> None:
+    rows = sample_build.query(
+        "select wikipedia_id, section_order, chunk_order from kilt_chunks"
+    )
+    position = _page_positions()
+    keys = [(position[w], s, c) for w, s, c in rows]
+    assert len(keys) == 3710
+    assert keys == sorted(keys)
+    assert len(set(keys)) == len(keys)
+    # The first chunk is the first page's lead.
+    assert rows[0] == (str(read_pages(SAMPLE_JSONL)[0]["wikipedia_id"]), 0, 0)
+
+
+def test_page_metadata_reaches_every_chunk(sample_build: Build) -> None:
+    # kilt_chunks takes page metadata from the sections (no join): it must equal
+    # the page's own row for every chunk.
+    assert sample_build.query(
+        "select count(*) from kilt_chunks as c"
+        " join stg_kilt__pages as p on c.wikipedia_id = p.wikipedia_id"
+        " where p.is_loaded and ("
+        " c.wikipedia_title is distinct from p.wikipedia_title"
+        " or c.categories is distinct from p.categories"
+        " or c.pageid is distinct from p.pageid"
+        " or c.parentid is distinct from p.parentid"
+        " or c.revid is distinct from p.revid"
+        " or c.timestamp is distinct from p.timestamp"
+        " or c.url is distinct from p.url"
+        " or c.wikidata_id is distinct from p.wikidata_id)"
+    ) == [(0,)]
+    assert sample_build.query(
+        "select count(*) from kilt_chunks where url is null or wikipedia_title is null"
+    ) == [(0,)]
+
+
+def test_misaligned_chunk_rows_stop_kilt_chunks(
+    tmp_path: Path, sample_build: Build
+) -> None:
+    # A chunk row missing (e.g. a table edited by hand): the positional pairing
+    # must stop with a clear message rather than cut the wrong section's text.
+    shutil.copy(sample_build.db_path, tmp_path / "kilt_chunks.duckdb")
+    with duckdb.connect(str(tmp_path / "kilt_chunks.duckdb")) as con:
+        con.execute(
+            "delete from int_sections_chunked where page_order = "
+            "(select min(page_order) from int_sections_chunked) and section_order = 1"
+        )
+    build = run_dbt_build(
+        tmp_path,
+        SAMPLE_JSONL,
+        # The project is also named kilt_chunks: select the model by path.
+        select="path:models/marts/kilt_chunks.sql",
+        extra_vars={"export_dir": ""},
+        check=False,
+    )
+    assert build.returncode != 0
+    assert "int_sections_chunked is not aligned with int_sections_assembled" in (
+        build.output
+    )
+    assert "rebuild with dbt build --full-refresh" in build.output
