@@ -28,10 +28,11 @@ from kilt_chunks.splitting import SECTION_CHUNKS_SCHEMA, split_section_pairs
 CHECKPOINT_TABLE = "kilt_chunking_checkpoint"
 #: One-row table: fingerprint of the work and the last section committed.
 STATE_TABLE = "kilt_chunking_state"
-#: DuckDB memory limit while the workers split (bytes): this process then only
-#: streams sections and appends chunk batches, and pages DuckDB keeps cached
-#: from earlier models would otherwise sit in memory beside the workers.
-CHUNKING_MEMORY_LIMIT = 256 * 2**20
+#: DuckDB memory limit while chunking (bytes): this process then only scans
+#: the sections once for the fingerprint, streams them and appends chunk batches,
+#: and pages DuckDB keeps cached from earlier models would otherwise sit in
+#: memory beside the workers.
+CHUNKING_MEMORY_LIMIT = 128 * 2**20
 
 _COLUMNS_DDL = """
     page_order bigint,
@@ -133,6 +134,62 @@ def _checked_order(
         yield batch
 
 
+def _chunk_into_checkpoint(
+    cursor: duckdb.DuckDBPyConnection,
+    sections: duckdb.DuckDBPyRelation,
+    *,
+    splitter: str,
+    chunk_size: int,
+    workers: int,
+    batch_size: int,
+    progress_seconds: float,
+    restart: bool,
+) -> None:
+    """Chunk the sections not yet in the checkpoint, committing per batch."""
+    fingerprint, _, total_bytes = sections_fingerprint(sections, splitter, chunk_size)
+    last_page, last_section = _prepare(cursor, fingerprint, restart)
+    todo = sections.filter(
+        f"page_order > {int(last_page)} or "
+        f"(page_order = {int(last_page)} and section_order > {int(last_section)})"
+    )
+    # Only a resumed build has work done already (for the progress ETA); a
+    # fresh one need not scan the section text a second time.
+    done_bytes = 0
+    if last_page >= 0:
+        done_bytes = (
+            sections.filter(
+                f"page_order < {int(last_page)} or (page_order = {int(last_page)}"
+                f" and section_order <= {int(last_section)})"
+            )
+            .aggregate("coalesce(sum(strlen(section_text)), 0)")
+            .fetchall()[0][0]
+        )
+    batches = _checked_order(
+        iter(todo.to_arrow_reader(batch_size)), (last_page, last_section)
+    )
+    pairs = split_section_pairs(
+        batches,
+        splitter=splitter,
+        chunk_size=chunk_size,
+        workers=workers,
+        total_bytes=total_bytes,
+        done_bytes=int(done_bytes),
+        progress_seconds=progress_seconds,
+        by_section=True,
+    )
+    for section_batch, chunk_batch in pairs:
+        page_order, section_order = _last_key(section_batch)
+        cursor.execute("begin transaction")
+        cursor.register("kilt_chunk_batch", pa.Table.from_batches([chunk_batch]))
+        cursor.execute(f"insert into {CHECKPOINT_TABLE} select * from kilt_chunk_batch")
+        cursor.unregister("kilt_chunk_batch")
+        cursor.execute(
+            f"update {STATE_TABLE} set last_page_order = ?, last_section_order = ?",
+            [page_order, section_order],
+        )
+        cursor.execute("commit")
+
+
 def chunk_sections_resumable(
     con: duckdb.DuckDBPyConnection,
     sections: duckdb.DuckDBPyRelation,
@@ -169,52 +226,20 @@ def chunk_sections_resumable(
             no chunk.
     """
     sections = sections.select("page_order, wikipedia_id, section_order, section_text")
-    fingerprint, _, total_bytes = sections_fingerprint(sections, splitter, chunk_size)
     cursor = con.cursor()
-    last_page, last_section = _prepare(cursor, fingerprint, restart)
-    todo = sections.filter(
-        f"page_order > {int(last_page)} or "
-        f"(page_order = {int(last_page)} and section_order > {int(last_section)})"
-    )
-    # Only a resumed build has work done already (for the progress ETA); a
-    # fresh one need not scan the section text a second time.
-    done_bytes = 0
-    if last_page >= 0:
-        done_bytes = (
-            sections.filter(
-                f"page_order < {int(last_page)} or (page_order = {int(last_page)}"
-                f" and section_order <= {int(last_section)})"
-            )
-            .aggregate("coalesce(sum(strlen(section_text)), 0)")
-            .fetchall()[0][0]
-        )
-    batches = _checked_order(
-        iter(todo.to_arrow_reader(batch_size)), (last_page, last_section)
-    )
-    pairs = split_section_pairs(
-        batches,
-        splitter=splitter,
-        chunk_size=chunk_size,
-        workers=workers,
-        total_bytes=total_bytes,
-        done_bytes=int(done_bytes),
-        progress_seconds=progress_seconds,
-        by_section=True,
-    )
+    # The fingerprint scan and the streaming need no more: DuckDB then keeps
+    # few cached pages beside the workers.
     with memory_limit_at_most(cursor, CHUNKING_MEMORY_LIMIT):
-        for section_batch, chunk_batch in pairs:
-            page_order, section_order = _last_key(section_batch)
-            cursor.execute("begin transaction")
-            cursor.register("kilt_chunk_batch", pa.Table.from_batches([chunk_batch]))
-            cursor.execute(
-                f"insert into {CHECKPOINT_TABLE} select * from kilt_chunk_batch"
-            )
-            cursor.unregister("kilt_chunk_batch")
-            cursor.execute(
-                f"update {STATE_TABLE} set last_page_order = ?, last_section_order = ?",
-                [page_order, section_order],
-            )
-            cursor.execute("commit")
+        _chunk_into_checkpoint(
+            cursor,
+            sections,
+            splitter=splitter,
+            chunk_size=chunk_size,
+            workers=workers,
+            batch_size=batch_size,
+            progress_seconds=progress_seconds,
+            restart=restart,
+        )
     cursor.close()
     columns = ", ".join(SECTION_CHUNKS_SCHEMA.names)
     # Committed in input order, so a scan returns (page, section) order.

@@ -8,6 +8,8 @@ alias: kilt}]``) and used by the ``kilt`` source in
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import ExitStack
 from typing import Any
 
 import duckdb
@@ -16,8 +18,14 @@ from dbt.adapters.duckdb.credentials import DuckDBCredentials
 from dbt.adapters.duckdb.plugins import BasePlugin
 from dbt.adapters.duckdb.utils import SourceConfig
 
-from kilt_chunks.database import DatabaseInUseError, connect
+from kilt_chunks.database import DatabaseInUseError, connect, memory_limit_at_most
 from kilt_chunks.loading import read_kilt_pages
+
+#: The build database's memory limit while it stores the loaded pages (bytes).
+#: Writing ``raw.pages`` needs little, and the loader's own DuckDB (in this
+#: process) needs about 0.5 GB beside it; at the full cap the two together
+#: would be the build's peak.
+LOAD_MEMORY_LIMIT = 256 * 2**20
 
 __all__ = ["DatabaseInUseError", "Plugin", "check_database_free", "check_memory_limit"]
 
@@ -69,6 +77,11 @@ class Plugin(BasePlugin):
 
     def initialize(self, plugin_config: dict[str, Any]) -> None:
         self.batch_size = int(plugin_config.get("batch_size", 2048))
+        self.connection: duckdb.DuckDBPyConnection | None = None
+
+    def configure_connection(self, conn: duckdb.DuckDBPyConnection) -> None:
+        """Keep the build's connection, to cap its memory while pages load."""
+        self.connection = conn
 
     def update_connection_config(
         self, creds: DuckDBCredentials, config: dict[str, Any]
@@ -90,9 +103,27 @@ class Plugin(BasePlugin):
             raise KeyError(
                 f"source {source_config.table_name()}: meta.kilt_path is not set"
             )
-        return read_kilt_pages(
+        reader = read_kilt_pages(
             str(kilt_path), batch_size=self.batch_size, on_error="row"
+        )
+        if self.connection is None:
+            return reader
+        # Lowered now, before dbt-duckdb starts storing the stream; restored
+        # when the stream ends.
+        limit = ExitStack()
+        cursor = limit.enter_context(self.connection.cursor())
+        limit.enter_context(memory_limit_at_most(cursor, LOAD_MEMORY_LIMIT))
+        return pa.RecordBatchReader.from_batches(
+            reader.schema, _closing_at_end(reader, limit)
         )
 
     def default_materialization(self) -> str:
         return "table"
+
+
+def _closing_at_end(
+    reader: pa.RecordBatchReader, resources: ExitStack
+) -> Iterator[pa.RecordBatch]:
+    """Yield the reader's batches, then close ``resources``."""
+    with resources:
+        yield from reader

@@ -213,3 +213,32 @@ def test_unreadable_memory_limit_names_the_variable() -> None:
     check_memory_limit({})
     with pytest.raises(ValueError, match=r"'bogus' \(KILT_CHUNKS_MEMORY_LIMIT\)"):
         check_memory_limit({"memory_limit": "bogus"})
+
+
+def test_loading_caps_the_build_database_and_restores_it(tmp_path: Path) -> None:
+    """While the source plugin's pages are stored, the build's DuckDB is held at
+    LOAD_MEMORY_LIMIT (its loader needs memory beside it), then given back."""
+    from dbt.adapters.duckdb.utils import SourceConfig
+
+    from kilt_chunks.dbt_plugin import Plugin
+
+    plugin = Plugin(name="kilt", plugin_config={})
+    source = SourceConfig(
+        name="pages",
+        identifier="pages",
+        schema="raw",
+        database=None,
+        meta={"kilt_path": str(SAMPLE_JSONL)},
+        tags=[],
+    )
+    with duckdb.connect(str(tmp_path / "t.duckdb")) as con:
+        con.execute("set memory_limit = '1GB'")
+        before = _memory_limit(con)
+        plugin.configure_connection(con)
+        reader = plugin.load(source)
+        assert _memory_limit(con) == "256.0 MiB"
+        cursor = con.cursor()
+        cursor.register("pages_df", reader)
+        cursor.execute("create table pages as select * from pages_df")
+        assert _memory_limit(con) == before
+        assert con.sql("select count(*) from pages").fetchall() == [(106,)]
