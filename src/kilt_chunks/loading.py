@@ -37,6 +37,13 @@ InputKind = Literal["jsonl", "parquet", "hf_disk", "hf_hub"]
 #: of one vector (2,048 lines) need while they are parsed: about 0.5 GB on
 #: KILT-sized pages, but 400 pages of 1 MB in a row need more than 1 GB.
 LOADER_MEMORY_LIMIT = "1500MB"
+#: DuckDB settings of the loader's connection besides threads and memory: give
+#: freed memory back to the system early (measured on a 1 GB corpus: peak RSS of
+#: the loader 0.56-0.59 GiB instead of 0.60-0.76 GiB, same speed).
+LOADER_ALLOCATOR_SETTINGS = {
+    "allocator_flush_threshold": "32MB",
+    "allocator_background_threads": True,
+}
 
 #: Largest JSON line accepted (bytes). KILT has pages of tens of MB.
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -421,7 +428,13 @@ def read_kilt_pages(
     _check_not_empty(kilt_path, detect_input_kind(kilt_path))
     # One thread: the scan then streams lines in order without buffering ahead
     # of the consumer (a parallel order-preserving scan would hold results).
-    con = duckdb.connect(config={"threads": 1, "memory_limit": LOADER_MEMORY_LIMIT})
+    con = duckdb.connect(
+        config={
+            "threads": 1,
+            "memory_limit": LOADER_MEMORY_LIMIT,
+            **LOADER_ALLOCATOR_SETTINGS,
+        }
+    )
     # Parsed in a background thread, a few batches ahead, so parsing overlaps
     # with whatever the consumer does with each batch (dbt-duckdb compresses
     # and writes it to raw.pages).
