@@ -128,7 +128,9 @@ def _checked_order(
         if keys[0] <= previous or any(a >= b for a, b in pairwise(keys)):
             raise ValueError(
                 "sections are not in (page_order, section_order) order after "
-                f"{previous}; int_sections_assembled must be stored sorted"
+                f"{previous}: int_sections_assembled is stored in the order DuckDB "
+                "keeps through a one-table select, and this DuckDB did not keep "
+                "it (is the staging model still a one-table select?)"
             )
         previous = keys[-1]
         yield batch

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from conftest import SAMPLE_JSONL, Build, read_pages, run_dbt_build
 
@@ -88,3 +89,19 @@ def test_misaligned_chunk_rows_stop_kilt_chunks(
         build.output
     )
     assert "rebuild with dbt build --full-refresh" in build.output
+
+
+def test_chunking_refuses_sections_out_of_order(tmp_path: Path) -> None:
+    # The safety net if DuckDB ever stopped keeping the staging order: the
+    # chunking step stops rather than store chunks kilt_chunks would mis-pair.
+    from kilt_chunks.checkpoint import chunk_sections_resumable
+
+    with duckdb.connect(str(tmp_path / "t.duckdb")) as con:
+        con.execute(
+            "create table sections as select * from (values"
+            " (2::bigint, '9', 0, 'Second page.'),"
+            " (1::bigint, '7', 0, 'First page.'))"
+            " as t(page_order, wikipedia_id, section_order, section_text)"
+        )
+        with pytest.raises(ValueError, match=r"not in \(page_order, section_order\)"):
+            chunk_sections_resumable(con, con.table("sections"), workers=1)
