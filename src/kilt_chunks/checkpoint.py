@@ -1,10 +1,14 @@
 """Resumable chunking: commit chunks batch by batch, continue after a kill.
 
 Chunking the full KILT dump takes long enough that a killed build must not start
-over. :func:`chunk_sections_resumable` writes each batch's chunks into a
-checkpoint table and records the last (page_order, section_order) done, in one
-transaction per batch, through its own cursor. A rerun with the same sections and
-settings (same fingerprint) skips what is done; anything else starts afresh.
+over. :func:`chunk_sections_resumable` appends each batch's chunks to a
+checkpoint table, one insert (one transaction) per batch, through its own
+cursor. A rerun with the same sections and settings (same fingerprint, kept in a
+one-row state table) resumes after the checkpoint's last row; anything else
+starts afresh. Nothing but the insert is written per batch: an UPDATE of the
+state row per batch, under the section stream's open read transaction, left
+row versions behind that slowed every later update (0.5 s each after ~500
+batches at a 128 MiB cap).
 Because batches are split in input order and committed in that order, the
 committed chunks are always exactly the chunks of a prefix of the sections, so a
 resumed build equals an uninterrupted one row for row.
@@ -26,14 +30,12 @@ from kilt_chunks.splitting import SECTION_CHUNKS_SCHEMA, split_section_pairs
 #: Table holding committed chunks (one row per section, chunks as lists); kept
 #: between builds to allow resuming.
 CHECKPOINT_TABLE = "kilt_chunking_checkpoint"
-#: One-row table: fingerprint of the work and the last section committed.
+#: One-row table: the fingerprint of the work the checkpoint holds.
 STATE_TABLE = "kilt_chunking_state"
 #: DuckDB memory limit while chunking (bytes), if the build's cap is higher.
-#: Not lower than the default cap: the section stream keeps a read transaction
-#: open, so the per-batch state updates leave row versions behind, and below
-#: about 512 MiB the updates slowed to ~0.5 s each after ~500 batches (found on
-#: 2.5M sections at 128 MiB: 413 s instead of 26 s).
-CHUNKING_MEMORY_LIMIT = 512 * 2**20
+#: The step only streams sections out and appends small rows, so DuckDB needs
+#: little, and the chunking workers get the rest.
+CHUNKING_MEMORY_LIMIT = 128 * 2**20
 
 _COLUMNS_DDL = """
     page_order bigint,
@@ -70,12 +72,14 @@ def sections_fingerprint(
 
     Returns:
         ``(fingerprint, num_sections, total_bytes)``; the fingerprint is an
-        order-independent digest of every (page_order, section_order, text)
-        plus the settings, package versions and output columns, so a changed
-        input, setting, splitter version or schema never resumes.
+        order-independent digest of every (page_order, wikipedia_id,
+        section_order, text) plus the settings, package versions and output
+        columns, so a changed input (a changed page id too), setting, splitter
+        version or schema never resumes.
     """
     num_sections, digest, total_bytes = sections.aggregate(
-        "count(*), bit_xor(hash(page_order, section_order, section_text)),"
+        "count(*),"
+        " bit_xor(hash(page_order, wikipedia_id, section_order, section_text)),"
         " coalesce(sum(strlen(section_text)), 0)"
     ).fetchall()[0]
     versions = ":".join(version(p) for p in RECORDED_PACKAGES)
@@ -87,28 +91,42 @@ def sections_fingerprint(
     return fingerprint, int(num_sections), int(total_bytes)
 
 
-def _prepare(cursor: duckdb.DuckDBPyConnection, fingerprint: str, restart: bool):
-    cursor.execute(
-        f"create table if not exists {STATE_TABLE} ("
-        "fingerprint varchar, last_page_order bigint, last_section_order integer)"
-    )
-    state = cursor.execute(f"select * from {STATE_TABLE}").fetchall()
-    if restart or len(state) != 1 or state[0][0] != fingerprint:
+def _prepare(
+    cursor: duckdb.DuckDBPyConnection, fingerprint: str, restart: bool
+) -> tuple[int, int]:
+    """Start afresh or resume; return the last (page_order, section_order) done.
+
+    The checkpoint is appended in input order, so its largest key is the last
+    section committed ((-1, -1) when empty or restarted).
+    """
+    cursor.execute(f"create table if not exists {STATE_TABLE} (fingerprint varchar)")
+    state = cursor.execute(f"select fingerprint from {STATE_TABLE}").fetchall()
+    has_checkpoint = _table_exists(cursor, CHECKPOINT_TABLE)
+    if restart or state != [(fingerprint,)] or not has_checkpoint:
         cursor.execute("begin transaction")
         # Recreated, not emptied: an older build may have had other columns.
         cursor.execute(f"create or replace table {CHECKPOINT_TABLE} ({_COLUMNS_DDL})")
-        cursor.execute(f"delete from {STATE_TABLE}")
-        cursor.execute(f"insert into {STATE_TABLE} values (?, -1, -1)", [fingerprint])
+        cursor.execute(f"create or replace table {STATE_TABLE} (fingerprint varchar)")
+        cursor.execute(f"insert into {STATE_TABLE} values (?)", [fingerprint])
         cursor.execute("commit")
         return -1, -1
-    return state[0][1], state[0][2]
+    last = cursor.execute(
+        f"select page_order, section_order from {CHECKPOINT_TABLE}"
+        " order by page_order desc, section_order desc limit 1"
+    ).fetchall()
+    return (int(last[0][0]), int(last[0][1])) if last else (-1, -1)
 
 
-def _last_key(batch: pa.RecordBatch) -> tuple[int, int]:
-    last = batch.num_rows - 1
+def _table_exists(cursor: duckdb.DuckDBPyConnection, name: str) -> bool:
+    """Whether table ``name`` exists in the cursor's current schema."""
     return (
-        batch.column("page_order")[last].as_py(),
-        batch.column("section_order")[last].as_py(),
+        cursor.execute(
+            "select count(*) from duckdb_tables() where table_name = ?"
+            " and schema_name = current_schema()"
+            " and database_name = current_database()",
+            [name],
+        ).fetchall()[0][0]
+        > 0
     )
 
 
@@ -180,17 +198,11 @@ def _chunk_into_checkpoint(
         progress_seconds=progress_seconds,
         by_section=True,
     )
-    for section_batch, chunk_batch in pairs:
-        page_order, section_order = _last_key(section_batch)
-        cursor.execute("begin transaction")
+    for _, chunk_batch in pairs:
+        # One statement: the batch is committed whole or not at all.
         cursor.register("kilt_chunk_batch", pa.Table.from_batches([chunk_batch]))
         cursor.execute(f"insert into {CHECKPOINT_TABLE} select * from kilt_chunk_batch")
         cursor.unregister("kilt_chunk_batch")
-        cursor.execute(
-            f"update {STATE_TABLE} set last_page_order = ?, last_section_order = ?",
-            [page_order, section_order],
-        )
-        cursor.execute("commit")
 
 
 def chunk_sections_resumable(

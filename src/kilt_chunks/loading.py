@@ -517,7 +517,10 @@ def _numbered_batches(
                     [columns[name] for name in RAW_PAGE_SCHEMA.names],
                     names=RAW_PAGE_SCHEMA.names,
                 ).cast(RAW_PAGE_SCHEMA)
-    except duckdb.Error as exc:
+    except (duckdb.Error, OSError) as exc:
+        # A read error in the first vector is raised by DuckDB itself; one
+        # further on reaches us through the Arrow stream as an OSError
+        # (pyarrow's ArrowIOError) carrying DuckDB's message.
         error = explain_read_error(kilt_path, exc)
         if on_error != "row":
             raise error from exc

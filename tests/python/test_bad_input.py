@@ -224,6 +224,35 @@ def test_invalid_utf8_stops_the_build_naming_the_line(tmp_path: Path) -> None:
     assert "bad_utf8.jsonl, line 2: invalid UTF-8 bytes" in output
 
 
+def _good_lines_then_invalid_utf8(path: Path, good_lines: int) -> None:
+    lines = [
+        _page(str(i), f"P{i}", [f"P{i}\n", "Body.\n"]).encode()
+        for i in range(1, good_lines + 1)
+    ]
+    lines.append(b'{"wikipedia_id": "0", "text": ["\xff\xfe"]}')
+    path.write_bytes(b"\n".join(lines) + b"\n")
+
+
+def test_invalid_utf8_after_the_first_vector_names_the_line(tmp_path: Path) -> None:
+    # Past DuckDB's first 2,048-line vector the error arrives through the Arrow
+    # stream (an OSError), not as a duckdb.Error.
+    from kilt_chunks.loading import UNREADABLE_INPUT, KiltInputError, read_kilt_pages
+
+    bad = tmp_path / "late_bad_utf8.jsonl"
+    _good_lines_then_invalid_utf8(bad, 5000)
+    with pytest.raises(KiltInputError, match=r"line 5001: invalid UTF-8 bytes"):
+        read_kilt_pages(str(bad)).read_all()
+    table = read_kilt_pages(str(bad), on_error="row").read_all()
+    last = table.slice(table.num_rows - 1).to_pylist()[0]
+    assert last["reject_reason"].startswith(UNREADABLE_INPUT)
+    assert (
+        "late_bad_utf8.jsonl, line 5001: invalid UTF-8 bytes" in last["reject_reason"]
+    )
+    output = _failed_build(tmp_path, bad)
+    assert "late_bad_utf8.jsonl, line 5001: invalid UTF-8 bytes" in output
+    assert "Traceback" not in output
+
+
 def test_truncated_gzip_stops_the_build(tmp_path: Path) -> None:
     full = gzip.compress(SAMPLE_JSONL.read_bytes())
     truncated = tmp_path / "kilt.json.gz"
@@ -247,3 +276,50 @@ def test_directory_of_shards_builds_like_one_file(
     ordered = "select * from kilt_chunks order by chunk_id"
     assert build.query(ordered) == sample_build.query(ordered)
     shutil.rmtree(shards)
+
+
+def test_duplicates_stay_marked_after_dbt_compile_and_a_partial_build(
+    tmp_path: Path,
+) -> None:
+    """`dbt compile` reloads raw.pages through the source plugin (without the
+    staging post-hook); the marts built after it must still see the duplicate."""
+    import subprocess
+
+    from conftest import ROOT, dbt_command, dbt_env
+
+    path = tmp_path / "dupes.jsonl"
+    path.write_text(
+        _page("1", "First", ["First\n", "Body one.\n"])
+        + "\n"
+        + _page("1", "Again", ["Again\n", "Body two.\n"])
+        + "\n"
+        + _page("2", "Other", ["Other\n", "Body three.\n"])
+        + "\n",
+        encoding="utf-8",
+    )
+    build = run_dbt_build(tmp_path, path, extra_vars={"export_dir": ""})
+    audit_sql = (
+        "select lines_read, pages_rejected, pages_duplicate from kilt_load_audit"
+    )
+    assert build.query(audit_sql) == [(3, 1, 1)]
+    variables = {"kilt_path": str(path), "export_dir": "", "progress_seconds": 0}
+    compile_cmd = dbt_command(tmp_path, variables)
+    compile_cmd[1] = "compile"
+    subprocess.run(
+        compile_cmd, cwd=ROOT, env=dbt_env(tmp_path), check=True, capture_output=True
+    )
+    # The compile reloaded raw.pages: the duplicate is unmarked there now.
+    assert build.query(
+        "select count(*) from raw.pages where reject_reason is null"
+    ) == [(3,)]
+    partial = run_dbt_build(
+        tmp_path,
+        path,
+        extra_vars={"export_dir": ""},
+        select="path:models/marts/kilt_load_audit.sql"
+        " path:models/marts/kilt_rejected_pages.sql",
+    )
+    assert partial.query(audit_sql) == [(3, 1, 1)]
+    assert partial.query(
+        "select line_number, reject_reason from kilt_rejected_pages"
+    ) == [(2, f"duplicate wikipedia_id (first seen in {path} line 1)")]

@@ -242,3 +242,53 @@ def test_loading_caps_the_build_database_and_restores_it(tmp_path: Path) -> None
         cursor.execute("create table pages as select * from pages_df")
         assert _memory_limit(con) == before
         assert con.sql("select count(*) from pages").fetchall() == [(106,)]
+
+
+def test_changed_page_id_alone_changes_the_fingerprint() -> None:
+    """A checkpoint row carries its page's wikipedia_id, so an input that
+    differs only in an id must not resume from the old chunks."""
+    from kilt_chunks.checkpoint import sections_fingerprint
+
+    with duckdb.connect() as con:
+        fingerprints = []
+        for page_id in ("7", "8"):
+            sections = con.sql(
+                f"select 1::bigint as page_order, '{page_id}'::varchar as wikipedia_id,"
+                " 0::integer as section_order, 'Same text.'::varchar as section_text"
+            )
+            fingerprints.append(sections_fingerprint(sections, "fast", 256))
+        assert fingerprints[0][1:] == fingerprints[1][1:] == (1, 10)
+        assert fingerprints[0][0] != fingerprints[1][0]
+
+
+def test_resume_continues_after_the_last_checkpoint_row(tmp_path: Path) -> None:
+    """The resume point is the checkpoint's last row: a checkpoint cut back to
+    a prefix (as a kill leaves it) is completed to the uninterrupted result."""
+    from kilt_chunks.checkpoint import CHECKPOINT_TABLE, chunk_sections_resumable
+
+    with duckdb.connect(str(tmp_path / "t.duckdb")) as con:
+        con.execute(
+            "create table sections as select (i // 3)::bigint as page_order,"
+            " (i // 3)::varchar as wikipedia_id, (i % 3)::integer as section_order,"
+            " 'Sentence ' || i::varchar || '. ' || repeat('word ', i % 400)"
+            " as section_text from range(3000) t(i)"
+        )
+        full = chunk_sections_resumable(
+            con, con.table("sections"), workers=1, batch_size=100
+        ).fetchall()
+        con.execute(f"delete from {CHECKPOINT_TABLE} where page_order >= 555")
+        assert con.sql(f"select count(*) from {CHECKPOINT_TABLE}").fetchall() == [
+            (1665,)
+        ]
+        # Marked, to tell rows kept from rows chunked again.
+        con.execute(f"update {CHECKPOINT_TABLE} set wikipedia_id = 'kept'")
+        resumed = chunk_sections_resumable(
+            con, con.table("sections"), workers=1, batch_size=100
+        ).fetchall()
+        assert [row[1] for row in resumed] == ["kept"] * 1665 + [
+            row[1] for row in full[1665:]
+        ]
+        assert [row[:1] + row[2:] for row in resumed] == [
+            row[:1] + row[2:] for row in full
+        ]
+        assert len(full) == 3000
