@@ -167,10 +167,15 @@ def worker_speed(texts: list[str], splitter: str, workers: int) -> float:
 
 
 class PeakRss:
-    """Samples the summed RSS of a process and its children every 0.2 s."""
+    """Samples the summed RSS of a process and its children every 0.2 s.
+
+    Keeps every ``(unix time, bytes)`` sample, so the peak of a time window
+    (one dbt node) can be read off afterwards with :meth:`peak_between`.
+    """
 
     def __init__(self, pid: int) -> None:
         self.peak = 0
+        self.samples: list[tuple[float, int]] = []
         self._proc = psutil.Process(pid)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -182,9 +187,14 @@ class PeakRss:
                 procs = [self._proc, *self._proc.children(recursive=True)]
                 rss = sum(p.memory_info().rss for p in procs)
                 self.peak = max(self.peak, rss)
+                self.samples.append((time.time(), rss))
             except psutil.Error:
                 pass
             time.sleep(0.2)
+
+    def peak_between(self, start: float, end: float) -> int:
+        """Largest sample taken from ``start`` to ``end`` (unix seconds)."""
+        return max((rss for t, rss in self.samples if start <= t <= end), default=0)
 
     def stop(self) -> int:
         self._stop.set()
@@ -249,6 +259,7 @@ def end_to_end(corpus: Path, workdir: Path, splitter: str) -> dict:
         t for name, t in node_time.items() if name not in staged
     )
     stages["dbt overhead"] = wall - sum(node_time.values())
+    stage_rss = _stage_peaks(results["results"], rss)
     with duckdb.connect(str(workdir / "bench.duckdb"), read_only=True) as con:
         audit = con.sql("select * from kilt_load_audit")
         row = dict(zip(audit.columns, audit.fetchall()[0], strict=True))
@@ -266,9 +277,31 @@ def end_to_end(corpus: Path, workdir: Path, splitter: str) -> dict:
         # The rate the projection uses: dbt's start-up is paid once per build.
         "section_mb_per_s_after_startup": text_mb / (wall - stages["dbt overhead"]),
         "peak_rss_gib": peak / 2**30,
+        "stage_rss_gib": stage_rss,
         "database_to_json": (workdir / "bench.duckdb").stat().st_size
         / corpus.stat().st_size,
     }
+
+
+def _stage_peaks(results: list[dict], rss: PeakRss) -> dict[str, float]:
+    """Peak RSS (GiB) while each stage's nodes ran (compile included: the
+    source plugin loads the pages while staging compiles)."""
+    from datetime import datetime
+
+    def seconds(stamp: str) -> float:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+    staged = {name: stage for stage, names in STAGES.items() for name in names}
+    peaks: dict[str, float] = dict.fromkeys([*STAGES, "marts + export"], 0.0)
+    for result in results:
+        timing = result.get("timing") or []
+        if not timing:
+            continue
+        start = seconds(timing[0]["started_at"])
+        end = seconds(timing[-1]["completed_at"])
+        stage = staged.get(result["unique_id"].split(".")[-1], "marts + export")
+        peaks[stage] = max(peaks[stage], rss.peak_between(start, end) / 2**30)
+    return peaks
 
 
 def machine() -> str:
@@ -441,6 +474,22 @@ def main() -> None:
             for size, r in runs.items()
         )
         + ".",
+    ]
+    stage_names = list(next(iter(runs.values()))["stage_rss_gib"])
+    lines += [
+        "",
+        "Peak RSS by stage, GiB (the same samples, within each stage's dbt nodes):",
+        "",
+        "| corpus | " + " | ".join(stage_names) + " |",
+        "|---|" + "---|" * len(stage_names),
+        *(
+            f"| {size:g} MB | "
+            + " | ".join(f"{r['stage_rss_gib'][n]:.2f}" for n in stage_names)
+            + " |"
+            for size, r in runs.items()
+        ),
+    ]
+    lines += [
         "",
         "## Projection for the full KILT dump",
         "",
