@@ -304,6 +304,20 @@ def _stage_peaks(results: list[dict], rss: PeakRss) -> dict[str, float]:
     return peaks
 
 
+def _argv_for_report() -> list[str]:
+    """This run's arguments, with paths shown relative to the project."""
+    shown = []
+    for arg in sys.argv[1:]:
+        path = Path(arg)
+        if path.is_absolute():
+            try:
+                arg = str(path.relative_to(ROOT))
+            except ValueError:
+                arg = path.name
+        shown.append(arg)
+    return shown
+
+
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -411,6 +425,9 @@ def main() -> None:
         "# Benchmark results",
         "",
         f"Machine: {machine()}.",
+        "Command: `python bench/run_bench.py "
+        + " ".join(_argv_for_report())
+        + "` (`make bench` runs it with the default sizes).",
         f"Versions: {versions}. Splitter for end-to-end runs: `{args.splitter}`.",
         "Corpora: KILT-shaped JSON lines built by sampling real pages (header "
         "layout) and real paragraphs of the bundled 2016 sample "
