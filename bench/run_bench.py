@@ -49,6 +49,9 @@ FULL_DUMP_SECTION_TEXT_GB = 15.0
 FULL_DUMP_JSON_GB = 34.8
 
 
+#: Largest corpus (MB of JSON) below which start-up dominates the results.
+MEANINGFUL_MB = 300
+
 #: Mean UTF-8 bytes of paragraph text per page in the full dump (15 GB over
 #: 5.9 million pages); the bundled sample's pages are ten times longer.
 MEAN_PAGE_TEXT_BYTES = 2_500
@@ -432,6 +435,18 @@ def main() -> None:
         "Corpora: KILT-shaped JSON lines built by sampling real pages (header "
         "layout) and real paragraphs of the bundled 2016 sample "
         "(`bench/run_bench.py`).",
+        *(
+            [
+                "",
+                f"**Caveat: the largest corpus here is {max(args.sizes):g} MB.** "
+                f"Below about {MEANINGFUL_MB} MB, start-up (dbt, worker "
+                "processes) dominates: the worker scaling, the end-to-end rates "
+                "and the full-dump projection below do not describe a large "
+                "build. Use `make bench` (50, 500 and 1000 MB) for those.",
+            ]
+            if max(args.sizes) < MEANINGFUL_MB
+            else []
+        ),
         "",
         "## Splitter, one core",
         "",

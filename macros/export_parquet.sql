@@ -1,4 +1,7 @@
 {% macro export_parquet(relation, build_info_relation) -%}
+    {#- Into <export_dir>/kilt_chunks (kilt_chunks.build_info.CHUNKS_EXPORT_SUBDIR,
+        created by the kilt_build_info model): overwrite deletes every file
+        below the target folder, so the target is a folder of its own. -#}
     {%- set export_dir = var('export_dir') -%}
     {%- if export_dir and execute -%}
         {%- set info = run_query('select * from ' ~ build_info_relation) -%}
@@ -6,7 +9,7 @@
         {%- for column in info.column_names -%}
             {%- do pairs.append(column ~ ": '" ~ (info.columns[column].values()[0] | replace("'", "''")) ~ "'") -%}
         {%- endfor -%}
-        copy (select * from {{ relation }}) to '{{ export_dir }}' (
+        copy (select * from {{ relation }}) to '{{ export_dir }}/kilt_chunks' (
             format parquet,
             compression zstd,
             row_group_size 100000,

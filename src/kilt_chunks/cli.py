@@ -9,6 +9,7 @@ from pathlib import Path
 
 import duckdb
 
+from kilt_chunks.build_info import CHUNKS_EXPORT_SUBDIR
 from kilt_chunks.database import DatabaseInUseError, connect
 
 DEFAULT_DB = "kilt_chunks.duckdb"
@@ -62,9 +63,10 @@ def build_summary(db_path: str) -> str:
     ]
     export_dir = info.get("export_dir") or ""
     if export_dir:
-        files = sorted(Path(export_dir).glob("*.parquet"))
+        folder = Path(export_dir) / CHUNKS_EXPORT_SUBDIR
+        files = sorted(folder.glob("*.parquet"))
         lines.append(
-            f"  parquet export    {os.path.abspath(export_dir)}/  ({len(files)} files)"
+            f"  parquet export    {os.path.abspath(folder)}/  ({len(files)} files)"
         )
     return "\n".join(lines)
 

@@ -100,7 +100,7 @@ def test_metadata_columns_follow_the_page(sample_build: Build) -> None:
 
 
 def test_parquet_export_matches_table(sample_build: Build) -> None:
-    files = sorted(sample_build.export_dir.glob("*.parquet"))
+    files = sorted((sample_build.export_dir / "kilt_chunks").glob("*.parquet"))
     assert files, "no Parquet files exported"
     table = pq.read_table(files)
     assert table.column_names == [name for name, _ in SPEC_COLUMNS]

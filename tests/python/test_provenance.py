@@ -251,3 +251,39 @@ def test_write_qrels_writes_nothing_without_export_dir(tmp_path: Path) -> None:
         assert write_qrels(rel, ["t"], "").num_rows == 0
         assert write_qrels(rel, [], str(tmp_path)).num_rows == 0
     assert list(tmp_path.iterdir()) == []
+
+
+def test_partial_marts_build_keeps_qrels_and_other_files(
+    tmp_path: Path, sample_build: Build
+) -> None:
+    """The Parquet export replaces only <export_dir>/kilt_chunks/: DuckDB's
+    COPY overwrite deletes every file below its target, and a partial build
+    (`--select path:models/marts` skips the Python marts) must not take the
+    qrels, or a user's own files, with it."""
+    shutil.copyfile(sample_build.db_path, tmp_path / sample_build.db_path.name)
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    (exports / "notes.txt").write_text("mine\n")
+    (exports / "kilt_chunks_0.parquet").write_bytes(b"old layout")
+    task_vars = {"kilt_tasks": str(TASK_FILE)}
+    run_dbt_build(
+        tmp_path,
+        SAMPLE_JSONL,
+        select="int_provenance_spans_read+ kilt_build_info",
+        extra_vars=task_vars,
+    )
+    qrels = exports / "qrels" / f"{TASK}.qrels"
+    written = qrels.read_text(encoding="utf-8")
+    assert len(written.splitlines()) == 7
+    # A file of the old layout (export straight into export_dir) is gone.
+    assert not (exports / "kilt_chunks_0.parquet").exists()
+    partial = run_dbt_build(
+        tmp_path, SAMPLE_JSONL, select="path:models/marts", extra_vars=task_vars
+    )
+    assert qrels.read_text(encoding="utf-8") == written
+    assert (exports / "notes.txt").read_text() == "mine\n"
+    files = sorted((exports / "kilt_chunks").glob("*.parquet"))
+    with duckdb.connect() as con:
+        assert con.sql(
+            f"select count(*) from read_parquet({[str(f) for f in files]})"
+        ).fetchall() == partial.query("select count(*) from kilt_chunks")
