@@ -136,3 +136,24 @@ def test_build_info_records_versions(sample_build: Build) -> None:
         " from kilt_build_info"
     )
     assert row == ("256", "0", "0.14.25", "3.10.4")
+
+
+def test_chunk_spans_are_exported_beside_the_chunks(sample_build: Build) -> None:
+    """Token counts and KILT spans reach the Parquet user too, in their own
+    folder, one row per chunk, with the build info as metadata."""
+    files = sorted((sample_build.export_dir / "kilt_chunk_spans").glob("*.parquet"))
+    assert [f.name for f in files] == ["kilt_chunk_spans_0.parquet"]
+    assert pq.read_metadata(files[0]).metadata[b"chunk_size"] == b"256"
+    with duckdb.connect(str(sample_build.db_path), read_only=True) as con:
+        exported = con.sql(
+            f"select * from read_parquet('{files[0]}') order by chunk_id"
+        ).fetchall()
+        assert (
+            exported
+            == con.sql("select * from kilt_chunk_spans order by chunk_id").fetchall()
+        )
+        # Joinable with the chunk export on chunk_id, one to one.
+        assert con.sql(
+            "select count(*), count(distinct chunk_id), max(num_tokens)"
+            f" from read_parquet('{files[0]}')"
+        ).fetchall() == [(3710, 3710, 256)]
