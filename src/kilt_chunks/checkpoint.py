@@ -72,14 +72,21 @@ def sections_fingerprint(
 
     Returns:
         ``(fingerprint, num_sections, total_bytes)``; the fingerprint is an
-        order-independent digest of every (page_order, wikipedia_id,
-        section_order, text) plus the settings, package versions and output
-        columns, so a changed input (a changed page id too), setting, splitter
-        version or schema never resumes.
+        order-independent digest of every (page_order, section_order,
+        wikipedia_id, text) plus the settings, package versions and output
+        columns, so a changed input (a changed page id, or texts moved
+        between sections, too), setting, splitter version or schema never
+        resumes.
+
+    Each section's fields are joined into one string and that string hashed:
+    DuckDB's ``hash`` of several values (or of a struct, list or row) combines
+    the last with a plain XOR, so an XOR over sections of
+    ``hash(key..., text)`` stays the same when two sections swap texts.
     """
     num_sections, digest, total_bytes = sections.aggregate(
         "count(*),"
-        " bit_xor(hash(page_order, wikipedia_id, section_order, section_text)),"
+        " bit_xor(hash(page_order::varchar || ':' || section_order::varchar"
+        " || ':' || coalesce(wikipedia_id, '') || ':' || hash(section_text)::varchar)),"
         " coalesce(sum(strlen(section_text)), 0)"
     ).fetchall()[0]
     versions = ":".join(version(p) for p in RECORDED_PACKAGES)

@@ -18,7 +18,12 @@ from dbt.adapters.duckdb.credentials import DuckDBCredentials
 from dbt.adapters.duckdb.plugins import BasePlugin
 from dbt.adapters.duckdb.utils import SourceConfig
 
-from kilt_chunks.database import DatabaseInUseError, connect, memory_limit_at_most
+from kilt_chunks.database import (
+    DatabaseInUseError,
+    connect,
+    memory_limit_at_most,
+    memory_limit_bytes,
+)
 from kilt_chunks.loading import read_kilt_pages
 
 #: The build database's memory limit while it stores the loaded pages (bytes).
@@ -27,30 +32,45 @@ from kilt_chunks.loading import read_kilt_pages
 #: would be the build's peak.
 LOAD_MEMORY_LIMIT = 256 * 2**20
 
+#: Smallest memory limit accepted for the build's DuckDB (bytes). The bundled
+#: sample builds at 40 MB and fails at 30 MB (DuckDB's "Out of Memory Error" in
+#: int_sections_assembled); larger inputs may need more.
+MIN_MEMORY_LIMIT = 64 * 2**20
+
 __all__ = ["DatabaseInUseError", "Plugin", "check_database_free", "check_memory_limit"]
 
 
 def check_memory_limit(settings: dict[str, Any] | None) -> None:
-    """Fail early, and plainly, on a memory limit DuckDB cannot read.
+    """Fail early, and plainly, on a memory limit the build cannot use.
 
     Args:
         settings: The profile's DuckDB settings (``memory_limit`` comes from
             ``KILT_CHUNKS_MEMORY_LIMIT``).
 
     Raises:
-        ValueError: If DuckDB rejects ``memory_limit``; names the variable and
-            the value, with examples.
+        ValueError: If DuckDB rejects ``memory_limit``, or it is below
+            :data:`MIN_MEMORY_LIMIT` (DuckDB would stop a model with its bare
+            "Out of Memory Error"); names the variable and the value, with
+            examples.
     """
     value = (settings or {}).get("memory_limit")
     if value is None:
         return
     try:
-        duckdb.connect(config={"memory_limit": str(value)}).close()
+        con = duckdb.connect(config={"memory_limit": str(value)})
     except duckdb.Error:
         raise ValueError(
             f"memory_limit {value!r} (KILT_CHUNKS_MEMORY_LIMIT) is not a DuckDB "
             "memory size: use e.g. 1GB, 512MB or 75%"
         ) from None
+    with con:
+        limit = memory_limit_bytes(con)
+    if limit < MIN_MEMORY_LIMIT:
+        raise ValueError(
+            f"memory_limit {value!r} (KILT_CHUNKS_MEMORY_LIMIT) is below the "
+            f"{MIN_MEMORY_LIMIT // 2**20} MiB the build needs: use at least "
+            "128MB (default 512MB)"
+        )
 
 
 def check_database_free(path: str) -> None:

@@ -323,3 +323,32 @@ def test_duplicates_stay_marked_after_dbt_compile_and_a_partial_build(
     assert partial.query(
         "select line_number, reject_reason from kilt_rejected_pages"
     ) == [(2, f"duplicate wikipedia_id (first seen in {path} line 1)")]
+
+
+def test_every_model_reading_staging_marks_duplicates_first(
+    sample_build: Build,
+) -> None:
+    """A model reading staging (directly or through the paragraph view) after
+    `dbt compile` reloaded raw.pages would see unmarked duplicates unless it
+    runs the marking as a pre-hook (see the reject_duplicate_pages macro)."""
+    manifest = json.loads(
+        (sample_build.db_path.parent / "target" / "manifest.json").read_text()
+    )
+    views = {
+        "model.kilt_chunks.stg_kilt__pages",
+        "model.kilt_chunks.int_paragraphs_classified",
+    }
+    readers = {
+        node["name"]: [hook["sql"] for hook in node["config"]["pre-hook"]]
+        for node_id, node in manifest["nodes"].items()
+        if node["resource_type"] == "model"
+        and node_id not in views
+        and views & set(node["depends_on"]["nodes"])
+    }
+    assert set(readers) >= {"int_sections_assembled", "kilt_chunk_spans"}
+    missing = [
+        name
+        for name, hooks in readers.items()
+        if not any("reject_duplicate_pages()" in hook for hook in hooks)
+    ]
+    assert missing == []

@@ -213,6 +213,10 @@ def test_unreadable_memory_limit_names_the_variable() -> None:
     check_memory_limit({})
     with pytest.raises(ValueError, match=r"'bogus' \(KILT_CHUNKS_MEMORY_LIMIT\)"):
         check_memory_limit({"memory_limit": "bogus"})
+    check_memory_limit({"memory_limit": "64MiB"})
+    for small in ("30MB", "100KB"):
+        with pytest.raises(ValueError, match=r"is below the 64 MiB the build needs"):
+            check_memory_limit({"memory_limit": small})
 
 
 def test_loading_caps_the_build_database_and_restores_it(tmp_path: Path) -> None:
@@ -292,3 +296,27 @@ def test_resume_continues_after_the_last_checkpoint_row(tmp_path: Path) -> None:
             row[:1] + row[2:] for row in full
         ]
         assert len(full) == 3000
+
+
+def test_sections_swapping_texts_change_the_fingerprint() -> None:
+    """Texts moved between sections (of one page, or of two pages) with the
+    same keys, count and bytes must not resume from the old chunks' offsets."""
+    from kilt_chunks.checkpoint import sections_fingerprint
+
+    def fingerprint(rows: list[tuple[int, str, int, str]]) -> tuple:
+        values = ", ".join(f"({p}, '{w}', {s}, '{t}')" for p, w, s, t in rows)
+        with duckdb.connect() as con:
+            sections = con.sql(
+                "select c0::bigint as page_order, c1 as wikipedia_id,"
+                " c2::integer as section_order, c3 as section_text"
+                f" from (values {values}) t(c0, c1, c2, c3)"
+            )
+            return sections_fingerprint(sections, "fast", 256)
+
+    base = fingerprint([(1, "7", 0, "Lead one."), (1, "7", 1, "Second part.")])
+    within_page = fingerprint([(1, "7", 0, "Second part."), (1, "7", 1, "Lead one.")])
+    base_pages = fingerprint([(1, "7", 0, "Lead one."), (2, "8", 0, "Lead two.")])
+    across_pages = fingerprint([(1, "7", 0, "Lead two."), (2, "8", 0, "Lead one.")])
+    assert base[1:] == within_page[1:] and base_pages[1:] == across_pages[1:]
+    assert base[0] != within_page[0]
+    assert base_pages[0] != across_pages[0]
