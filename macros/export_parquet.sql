@@ -10,11 +10,14 @@
         {%- for column in info.column_names -%}
             {%- do pairs.append(column ~ ": '" ~ (info.columns[column].values()[0] | replace("'", "''")) ~ "'") -%}
         {%- endfor -%}
-        copy (select * from {{ relation }}) to '{{ export_dir }}/{{ relation.identifier }}' (
+        copy (select * from {{ relation }}) to '{{ export_dir | replace("'", "''") }}/{{ relation.identifier }}' (
             format parquet,
             compression zstd,
-            row_group_size 100000,
-            row_groups_per_file {{ [1, (var('export_rows_per_file') | int) // 100000] | max }},
+            {#- DuckDB writes whole vectors: no row group below 2,048 rows. #}
+            {%- set rows_per_file = [2048, var('export_rows_per_file') | int] | max %}
+            {%- set row_group_rows = [100000, rows_per_file] | min %}
+            row_group_size {{ row_group_rows }},
+            row_groups_per_file {{ [1, rows_per_file // row_group_rows] | max }},
             file_size_bytes '256MB',
             filename_pattern '{{ relation.identifier }}_{i}',
             overwrite true,

@@ -1,4 +1,5 @@
-{{ config(materialized='view') }}
+-- Pre-hook: see the reject_duplicate_pages macro (raw.pages may have been reloaded).
+{{ config(materialized='view', pre_hook="{{ reject_duplicate_pages() }}") }}
 
 with
 

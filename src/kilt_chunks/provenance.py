@@ -267,7 +267,7 @@ def write_qrels(
         export_dir: Folder of the Parquet export; ``""`` writes nothing. The
             ``qrels`` folder is created if needed (with its parents) and its
             old ``*.qrels`` files are removed first, so a rebuild with fewer
-            tasks leaves no stale file.
+            tasks, or none, leaves no stale file.
 
     Returns:
         :data:`QRELS_SCHEMA` table, one row per file written: lines are
@@ -279,12 +279,16 @@ def write_qrels(
             space-separated format), naming the task and query.
     """
     tasks = sorted(set(tasks))
-    if not export_dir or not tasks:
+    if not export_dir:
         return QRELS_SCHEMA.empty_table()
     qrels_dir = Path(export_dir) / "qrels"
-    qrels_dir.mkdir(parents=True, exist_ok=True)
+    # Old files go even when no task is given now: they name chunks of an
+    # earlier build.
     for old in qrels_dir.glob("*.qrels"):
         old.unlink()
+    if not tasks:
+        return QRELS_SCHEMA.empty_table()
+    qrels_dir.mkdir(parents=True, exist_ok=True)
     rows = []
     for task in tasks:
         pairs = (

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import datasets
 import duckdb
 import pyarrow.parquet as pq
 
-from conftest import SAMPLE_JSONL, Build, read_pages
+from conftest import SAMPLE_JSONL, Build, read_pages, run_dbt_build
 from kilt_chunks.sections import chunk_page
 
 SPEC_COLUMNS = [
@@ -157,3 +159,28 @@ def test_chunk_spans_are_exported_beside_the_chunks(sample_build: Build) -> None
             "select count(*), count(distinct chunk_id), max(num_tokens)"
             f" from read_parquet('{files[0]}')"
         ).fetchall() == [(3710, 3710, 256)]
+
+
+def test_export_rows_per_file_and_a_quote_in_export_dir(tmp_path: Path) -> None:
+    """Files hold at most export_rows_per_file rows (also below DuckDB's
+    100,000-row groups; 2,048, one vector, is the least), numbered in table
+    order, and export_dir is quoted."""
+    export_dir = tmp_path / "it's exports"
+    build = run_dbt_build(
+        tmp_path,
+        SAMPLE_JSONL,
+        extra_vars={"export_dir": str(export_dir), "export_rows_per_file": 2048},
+    )
+    files = sorted(
+        (export_dir / "kilt_chunks").glob("*.parquet"),
+        key=lambda path: int(path.stem.rsplit("_", 1)[1]),
+    )
+    assert [pq.read_metadata(f).num_rows for f in files] == [2048, 1662]
+    with duckdb.connect(str(build.db_path), read_only=True) as con:
+        stored = con.sql("select chunk_id from kilt_chunks").fetchall()
+    exported = [
+        (chunk_id,)
+        for f in files
+        for chunk_id in pq.read_table(f)["chunk_id"].to_pylist()
+    ]
+    assert exported == stored

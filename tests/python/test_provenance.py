@@ -253,6 +253,18 @@ def test_write_qrels_writes_nothing_without_export_dir(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+def test_build_without_tasks_removes_stale_qrels(tmp_path: Path) -> None:
+    """qrels of an earlier build name chunks that may no longer exist."""
+    qrels = tmp_path / "qrels"
+    qrels.mkdir()
+    (qrels / "old-task.qrels").write_text("q 0 doc-1_0::s-0::chunk-0 1\n")
+    (qrels / "notes.txt").write_text("mine\n")
+    with duckdb.connect() as con:
+        rel = con.sql("select 'q' as query_id, 'c' as chunk_id, 't' as task")
+        assert write_qrels(rel, [], str(tmp_path)).num_rows == 0
+    assert sorted(p.name for p in qrels.iterdir()) == ["notes.txt"]
+
+
 def test_partial_marts_build_keeps_qrels_and_other_files(
     tmp_path: Path, sample_build: Build
 ) -> None:
