@@ -1,5 +1,9 @@
 -- Pre-hook: see the reject_duplicate_pages macro (raw.pages may have been reloaded).
-{{ config(pre_hook="{{ reject_duplicate_pages() }}") }}
+-- Post-hook: record the load the sections come from (record_sections_input).
+{{ config(
+    pre_hook="{{ reject_duplicate_pages() }}",
+    post_hook="{{ record_sections_input() }}"
+) }}
 
 with
 

@@ -21,6 +21,7 @@ become decimal text, so both shapes give identical pages.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import queue
 import re
 import threading
@@ -66,6 +67,7 @@ RAW_PAGE_SCHEMA = pa.schema(
         ("url", pa.string()),
         ("wikidata_id", pa.string()),
         ("reject_reason", pa.string()),
+        ("input_signature", pa.string()),
     ]
 )
 
@@ -395,6 +397,37 @@ def _check_not_empty(kilt_path: str, kind: InputKind) -> None:
     raise KiltInputError(f"kilt_path {kilt_path!r}: input is empty (no lines to read)")
 
 
+def input_signature(kilt_path: str) -> str:
+    """A short digest of what ``kilt_path`` holds now, without reading it.
+
+    Args:
+        kilt_path: Input path (see module docstring).
+
+    Returns:
+        16 hex digits over every input file's path, size and modification
+        time (a ``datasets`` folder: every file below it; ``hf://``: the name
+        itself). Every loaded row carries it (``raw.pages.input_signature``),
+        so models can tell whether ``raw.pages`` was reloaded from a changed
+        input since an earlier table was built from it (``dbt compile``,
+        ``dbt show`` and ``dbt docs generate`` reload it).
+
+    Raises:
+        KiltInputError: If the path is missing or not a KILT input.
+    """
+    kind = detect_input_kind(kilt_path)
+    if kind == "hf_hub":
+        files: list[Path] = []
+    elif kind == "hf_disk":
+        files = sorted(p for p in Path(kilt_path).rglob("*") if p.is_file())
+    else:
+        files = _input_files(kilt_path, kind)
+    digest = hashlib.sha256(kilt_path.encode("utf-8", "surrogatepass"))
+    for file in files:
+        stat = file.stat()
+        digest.update(f"\n{file}\t{stat.st_size}\t{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()[:16]
+
+
 #: Prefix of the reject reason of the row that marks an unreadable input.
 UNREADABLE_INPUT = "unreadable input: "
 
@@ -500,6 +533,7 @@ def _numbered_batches(
     kilt_path: str, con: duckdb.DuckDBPyConnection, batch_size: int, on_error: str
 ) -> Iterator[pa.RecordBatch]:
     page_order = 0
+    signature = input_signature(kilt_path)
     try:
         for relation in kilt_pages_relations(con, kilt_path):
             line_number = 0
@@ -512,7 +546,11 @@ def _numbered_batches(
                 page_order += n
                 line_number += n
                 columns = dict(zip(batch.schema.names, batch.columns, strict=True))
-                columns.update(page_order=orders, line_number=lines)
+                columns.update(
+                    page_order=orders,
+                    line_number=lines,
+                    input_signature=pa.array([signature] * n, pa.string()),
+                )
                 yield pa.RecordBatch.from_arrays(
                     [columns[name] for name in RAW_PAGE_SCHEMA.names],
                     names=RAW_PAGE_SCHEMA.names,
@@ -528,6 +566,7 @@ def _numbered_batches(
         row["page_order"] = [page_order + 1]
         row["source_file"] = [kilt_path]
         row["reject_reason"] = [UNREADABLE_INPUT + str(error)]
+        row["input_signature"] = [signature]
         yield pa.RecordBatch.from_pydict(row, schema=RAW_PAGE_SCHEMA)
     finally:
         con.close()

@@ -352,3 +352,38 @@ def test_every_model_reading_staging_marks_duplicates_first(
         if not any("reject_duplicate_pages()" in hook for hook in hooks)
     ]
     assert missing == []
+
+
+def test_partial_build_after_the_input_changed_and_was_reloaded_stops(
+    tmp_path: Path,
+) -> None:
+    """dbt compile reloads raw.pages from kilt_path; if the file changed, a
+    partial build would mix new pages with sections of the old ones."""
+    import subprocess
+
+    from conftest import ROOT, dbt_command, dbt_env
+
+    path = tmp_path / "pages.jsonl"
+    first = _page("1", "First", ["First\n", "Body one. " * 40 + "\n"])
+    path.write_text(first + "\n", encoding="utf-8")
+    run_dbt_build(tmp_path, path, extra_vars={"export_dir": ""})
+    changed = _page("1", "First", ["First\n", "Other words. " * 40 + "\n"])
+    path.write_text(changed + "\n", encoding="utf-8")
+    variables = {"kilt_path": str(path), "export_dir": "", "progress_seconds": 0}
+    compile_cmd = dbt_command(tmp_path, variables)
+    compile_cmd[1] = "compile"
+    subprocess.run(
+        compile_cmd, cwd=ROOT, env=dbt_env(tmp_path), check=True, capture_output=True
+    )
+    partial = run_dbt_build(
+        tmp_path,
+        path,
+        extra_vars={"export_dir": ""},
+        select="path:models/marts/kilt_chunks.sql+",
+        check=False,
+    )
+    assert partial.returncode != 0
+    assert "raw.pages was reloaded from a changed input" in partial.output
+    whole = run_dbt_build(tmp_path, path, extra_vars={"export_dir": ""})
+    assert whole.query("select distinct wikipedia_id from kilt_chunk_spans") == [("1",)]
+    assert whole.query("select text like 'Other words.%' from kilt_chunks") == [(True,)]

@@ -27,7 +27,8 @@ typed as (
         nullif(url, '') as url,
         nullif(wikidata_id, '') as wikidata_id,
         reject_reason,
-        reject_reason is null as is_loaded
+        reject_reason is null as is_loaded,
+        input_signature
 
     from source
 

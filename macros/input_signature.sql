@@ -1,0 +1,35 @@
+{% macro record_sections_input() -%}
+    {#- Post-hook of int_sections_assembled: remember which load of raw.pages
+        (its input_signature) the sections were built from. -#}
+    {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- set pages = graph.sources['source.' ~ project_name ~ '.kilt.pages'].relation_name -%}
+    create or replace table {{ this.database }}.{{ this.schema }}.kilt_sections_input as
+    select (select any_value(input_signature) from {{ pages }}) as input_signature
+{%- endmacro %}
+
+
+{% macro assert_input_unchanged() -%}
+    {#- Pre-hook of the models that read staging (or the paragraph view) beside
+        tables built from an earlier load: dbt compile, show and docs generate
+        reload raw.pages from kilt_path, and if the input changed since
+        int_sections_assembled was built, a partial build would mix the two
+        inputs. Stops the build instead. No record yet (a database built
+        before this check): nothing to compare. -#}
+    {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- set pages = graph.sources['source.' ~ project_name ~ '.kilt.pages'].relation_name -%}
+    {%- set record = adapter.get_relation(this.database, this.schema, 'kilt_sections_input') -%}
+    {%- if record is none -%}
+        select 1
+    {%- else -%}
+        select case
+            when (select any_value(input_signature) from {{ record }})
+                is distinct from (select any_value(input_signature) from {{ pages }})
+            then error(
+                'raw.pages was reloaded from a changed input (dbt compile, show and'
+                || ' docs generate reload kilt_path) since int_sections_assembled'
+                || ' was built from the old one: run the whole build'
+                || ' (dbt build), not a partial one'
+            )
+        end
+    {%- endif -%}
+{%- endmacro %}
