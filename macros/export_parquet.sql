@@ -1,7 +1,8 @@
 {% macro export_parquet(relation, build_info_relation) -%}
     {#- Into <export_dir>/<model name>/ (kilt_chunks/ is
-        kilt_chunks.build_info.CHUNKS_EXPORT_SUBDIR; export_dir is created by
-        the kilt_build_info model): overwrite deletes every file below the
+        kilt_chunks.build_info.CHUNKS_EXPORT_SUBDIR; export_dir is created, and
+        checked to be a folder, by kilt_prepare_export_dir, a function the
+        kilt_chunks.dbt_plugin registers): overwrite deletes every file below the
         target folder, so each export has a folder of its own. -#}
     {%- set export_dir = var('export_dir') -%}
     {%- if export_dir and execute -%}
@@ -10,6 +11,8 @@
         {%- for column in info.column_names -%}
             {%- do pairs.append(column ~ ": '" ~ (info.columns[column].values()[0] | replace("'", "''")) ~ "'") -%}
         {%- endfor -%}
+        {%- set quoted_dir = "'" ~ (export_dir | replace("'", "''")) ~ "'" %}
+        select kilt_prepare_export_dir({{ quoted_dir }});
         copy (select * from {{ relation }}) to '{{ export_dir | replace("'", "''") }}/{{ relation.identifier }}' (
             format parquet,
             compression zstd,

@@ -18,6 +18,7 @@ from dbt.adapters.duckdb.credentials import DuckDBCredentials
 from dbt.adapters.duckdb.plugins import BasePlugin
 from dbt.adapters.duckdb.utils import SourceConfig
 
+from kilt_chunks.build_info import prepare_export_dir
 from kilt_chunks.database import (
     DatabaseInUseError,
     connect,
@@ -92,6 +93,32 @@ def check_database_free(path: str) -> None:
     ).close()
 
 
+#: SQL function ``kilt_prepare_export_dir(export_dir) -> export_dir`` that the
+#: export hooks (macro ``export_parquet``) call before their COPY: DuckDB's COPY
+#: creates only the last folder of its target, and a partial build may export
+#: without the model that used to create ``export_dir``.
+EXPORT_DIR_FUNCTION = "kilt_prepare_export_dir"
+
+
+def _prepare_export_dir_sql(export_dir: str) -> str:
+    prepare_export_dir(export_dir)
+    return export_dir
+
+
+def register_export_dir_function(conn: duckdb.DuckDBPyConnection) -> None:
+    """Register :data:`EXPORT_DIR_FUNCTION` (it runs
+    :func:`kilt_chunks.build_info.prepare_export_dir`) on ``conn``; its errors
+    (``export_dir`` is a file) reach the build as DuckDB errors naming the
+    folder."""
+    conn.create_function(
+        EXPORT_DIR_FUNCTION,
+        _prepare_export_dir_sql,
+        [duckdb.sqltype("VARCHAR")],
+        duckdb.sqltype("VARCHAR"),
+        side_effects=True,
+    )
+
+
 class Plugin(BasePlugin):
     """Load raw KILT pages for a source table whose meta names ``kilt_path``."""
 
@@ -100,8 +127,10 @@ class Plugin(BasePlugin):
         self.connection: duckdb.DuckDBPyConnection | None = None
 
     def configure_connection(self, conn: duckdb.DuckDBPyConnection) -> None:
-        """Keep the build's connection, to cap its memory while pages load."""
+        """Keep the build's connection (to cap its memory while pages load) and
+        register :data:`EXPORT_DIR_FUNCTION` on it for the export hooks."""
         self.connection = conn
+        register_export_dir_function(conn)
 
     def update_connection_config(
         self, creds: DuckDBCredentials, config: dict[str, Any]

@@ -184,3 +184,35 @@ def test_export_rows_per_file_and_a_quote_in_export_dir(tmp_path: Path) -> None:
         for chunk_id in pq.read_table(f)["chunk_id"].to_pylist()
     ]
     assert exported == stored
+
+
+def test_partial_build_creates_a_missing_export_dir(
+    tmp_path: Path, sample_build: Build
+) -> None:
+    """The export hook makes its folder itself (a partial build runs without
+    kilt_build_info), and a file in the way stops it with a message naming it."""
+    import shutil
+
+    shutil.copyfile(sample_build.db_path, tmp_path / sample_build.db_path.name)
+    nested = tmp_path / "new" / "exports"
+    run_dbt_build(
+        tmp_path,
+        SAMPLE_JSONL,
+        select="path:models/marts/kilt_chunks.sql+",
+        extra_vars={"export_dir": str(nested)},
+    )
+    assert [f.name for f in (nested / "kilt_chunks").glob("*.parquet")] == [
+        "kilt_chunks_0.parquet"
+    ]
+    assert (nested / "kilt_chunk_spans" / "kilt_chunk_spans_0.parquet").exists()
+    a_file = tmp_path / "a_file"
+    a_file.write_text("not a folder\n")
+    failed = run_dbt_build(
+        tmp_path,
+        SAMPLE_JSONL,
+        select="path:models/marts/kilt_chunks.sql",
+        extra_vars={"export_dir": str(a_file)},
+        check=False,
+    )
+    assert failed.returncode != 0
+    assert f"export_dir '{a_file}' is a file, not a folder" in failed.output
