@@ -4,7 +4,11 @@
     {%- if not execute -%}{{ return('') }}{%- endif -%}
     {%- set pages = graph.sources['source.' ~ project_name ~ '.kilt.pages'].relation_name -%}
     create or replace table {{ this.database }}.{{ this.schema }}.kilt_sections_input as
-    select (select any_value(input_signature) from {{ pages }}) as input_signature
+    select
+        (select any_value(input_signature) from {{ pages }}) as input_signature,
+        -- New on every build of the sections; int_sections_chunked records the
+        -- one it chunked (assert_sections_chunked compares them).
+        uuid()::varchar as sections_build_id
 {%- endmacro %}
 
 
@@ -29,6 +33,32 @@
                 || ' docs generate reload kilt_path) since int_sections_assembled'
                 || ' was built from the old one: run the whole build'
                 || ' (dbt build), not a partial one'
+            )
+        end
+    {%- endif -%}
+{%- endmacro %}
+
+
+{% macro assert_sections_chunked() -%}
+    {#- Pre-hook of kilt_chunks, which pairs int_sections_assembled with
+        int_sections_chunked by position: stops the build when the sections
+        were rebuilt (e.g. `dbt build --select int_sections_assembled`) after
+        the chunks, which would cut the new section texts at the old chunk
+        offsets. -#}
+    {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- set sections = adapter.get_relation(this.database, this.schema, 'kilt_sections_input') -%}
+    {%- set chunked = adapter.get_relation(this.database, this.schema, 'kilt_chunked_sections') -%}
+    {%- if sections is none or chunked is none -%}
+        select 1
+    {%- else -%}
+        select case
+            when (select any_value(sections_build_id) from {{ sections }})
+                is distinct from (select any_value(sections_build_id) from {{ chunked }})
+            then error(
+                'int_sections_assembled was rebuilt after int_sections_chunked:'
+                || ' the chunks belong to the sections of an earlier build; run'
+                || ' the whole build (dbt build), or at least'
+                || ' --select int_sections_chunked+'
             )
         end
     {%- endif -%}

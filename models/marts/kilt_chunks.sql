@@ -1,4 +1,6 @@
 -- depends_on: {{ ref('kilt_build_info') }}
+-- Pre-hook: stop if the sections were rebuilt after the chunks (assert_sections_chunked).
+{{ config(pre_hook="{{ assert_sections_chunked() }}") }}
 
 with
 

@@ -46,7 +46,8 @@ def prepare_export_dir(export_dir: str) -> Path | None:
     """
     if not export_dir:
         return None
-    root = Path(export_dir)
+    # DuckDB's COPY expands a leading "~", so the folder must be made there too.
+    root = Path(export_dir).expanduser()
     if root.exists() and not root.is_dir():
         raise NotADirectoryError(
             f"export_dir {export_dir!r} is a file, not a folder: set export_dir "

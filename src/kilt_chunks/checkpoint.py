@@ -266,3 +266,26 @@ def chunk_sections_resumable(
     columns = ", ".join(SECTION_CHUNKS_SCHEMA.names)
     # Committed in input order, so a scan returns (page, section) order.
     return con.sql(f"select {columns} from {CHECKPOINT_TABLE}")
+
+
+#: One-row table written by the post-hook of ``int_sections_assembled`` (macro
+#: ``record_sections_input``): the input signature and an id of that build.
+SECTIONS_RECORD_TABLE = "kilt_sections_input"
+#: One-row table: the ``sections_build_id`` the chunking step last chunked.
+CHUNKED_RECORD_TABLE = "kilt_chunked_sections"
+
+
+def record_chunked_sections(con: duckdb.DuckDBPyConnection) -> None:
+    """Record which build of the sections the chunks were made from.
+
+    Copies ``sections_build_id`` from :data:`SECTIONS_RECORD_TABLE` into
+    :data:`CHUNKED_RECORD_TABLE`, so that ``kilt_chunks`` can refuse to pair
+    sections rebuilt later with these chunks. Does nothing when the sections
+    record is missing (the chunking step run outside dbt).
+    """
+    if not _table_exists(con, SECTIONS_RECORD_TABLE):
+        return
+    con.execute(
+        f"create or replace table {CHUNKED_RECORD_TABLE} as"
+        f" select sections_build_id from {SECTIONS_RECORD_TABLE}"
+    )

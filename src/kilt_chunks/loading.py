@@ -421,10 +421,16 @@ def input_signature(kilt_path: str) -> str:
         files = sorted(p for p in Path(kilt_path).rglob("*") if p.is_file())
     else:
         files = _input_files(kilt_path, kind)
-    digest = hashlib.sha256(kilt_path.encode("utf-8", "surrogatepass"))
+    # Paths resolved: the same file spelt another way is the same input.
+    where = kilt_path if kind == "hf_hub" else str(Path(kilt_path).resolve())
+    digest = hashlib.sha256(where.encode("utf-8", "surrogatepass"))
     for file in files:
         stat = file.stat()
-        digest.update(f"\n{file}\t{stat.st_size}\t{stat.st_mtime_ns}".encode())
+        digest.update(
+            f"\n{file.resolve()}\t{stat.st_size}\t{stat.st_mtime_ns}".encode(
+                "utf-8", "surrogatepass"
+            )
+        )
     return digest.hexdigest()[:16]
 
 

@@ -384,6 +384,16 @@ def test_partial_build_after_the_input_changed_and_was_reloaded_stops(
     )
     assert partial.returncode != 0
     assert "raw.pages was reloaded from a changed input" in partial.output
+    # Rebuilding the sections alone records the new input, but the chunks
+    # still belong to the old sections: kilt_chunks must not pair them.
+    for select in ("int_sections_assembled", "path:models/marts"):
+        partial = run_dbt_build(
+            tmp_path, path, extra_vars={"export_dir": ""}, select=select, check=False
+        )
+    assert partial.returncode != 0
+    assert "int_sections_assembled was rebuilt after int_sections_chunked" in (
+        partial.output
+    )
     whole = run_dbt_build(tmp_path, path, extra_vars={"export_dir": ""})
     assert whole.query("select distinct wikipedia_id from kilt_chunk_spans") == [("1",)]
     assert whole.query("select text like 'Other words.%' from kilt_chunks") == [(True,)]

@@ -134,3 +134,23 @@ def test_lone_surrogate_escape_is_rejected_and_surrogate_pairs_load(
         ("2", None),
     ]
     assert rows[1]["text"] == ["T\n", "smile \U0001f600\n"]
+
+
+def test_input_signature_follows_the_file_not_its_spelling(tmp_path: Path) -> None:
+    """The same file under another spelling is the same input; a change of
+    size or modification time is another."""
+    import os
+
+    from kilt_chunks.loading import input_signature
+
+    path = tmp_path / "pages.jsonl"
+    path.write_text('{"wikipedia_id": "1"}\n')
+    os.utime(path, ns=(1_000_000_000, 1_000_000_000))
+    first = input_signature(str(path))
+    assert input_signature(str(tmp_path / "." / "pages.jsonl")) == first
+    path.write_text('{"wikipedia_id": "12"}\n')
+    os.utime(path, ns=(1_000_000_000, 1_000_000_000))
+    assert input_signature(str(path)) != first  # size changed
+    path.write_text('{"wikipedia_id": "1"}\n')
+    os.utime(path, ns=(2_000_000_000, 2_000_000_000))
+    assert input_signature(str(path)) != first  # modification time changed

@@ -216,3 +216,18 @@ def test_partial_build_creates_a_missing_export_dir(
     )
     assert failed.returncode != 0
     assert f"export_dir '{a_file}' is a file, not a folder" in failed.output
+
+
+def test_export_dir_with_a_tilde_is_made_where_duckdb_writes(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """DuckDB's COPY expands "~"; the folder is made there, not as "./~"."""
+    from kilt_chunks.build_info import prepare_export_dir
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    assert prepare_export_dir("~/kilt/exports") == (
+        tmp_path / "home" / "kilt" / "exports" / "kilt_chunks"
+    )
+    assert (tmp_path / "home" / "kilt" / "exports").is_dir()
+    assert not (tmp_path / "~").exists()
