@@ -25,16 +25,14 @@
     {%- if record is none -%}
         select 1
     {%- else -%}
-        select case
-            when (select any_value(input_signature) from {{ record }})
-                is distinct from (select any_value(input_signature) from {{ pages }})
-            then error(
-                'raw.pages was reloaded from a changed input (dbt compile, show and'
-                || ' docs generate reload kilt_path) since int_sections_assembled'
-                || ' was built from the old one: run the whole build'
-                || ' (dbt build), not a partial one'
-            )
-        end
+        {{ stop_unless_equal(
+            'select any_value(input_signature) from ' ~ record,
+            'select any_value(input_signature) from ' ~ pages,
+            'raw.pages was reloaded from a changed input (dbt compile, show and'
+            ~ ' docs generate reload kilt_path) since int_sections_assembled'
+            ~ ' was built from the old one: run the whole build (dbt build),'
+            ~ ' not a partial one'
+        ) }}
     {%- endif -%}
 {%- endmacro %}
 
@@ -51,15 +49,22 @@
     {%- if sections is none or chunked is none -%}
         select 1
     {%- else -%}
-        select case
-            when (select any_value(sections_build_id) from {{ sections }})
-                is distinct from (select any_value(sections_build_id) from {{ chunked }})
-            then error(
-                'int_sections_assembled was rebuilt after int_sections_chunked:'
-                || ' the chunks belong to the sections of an earlier build; run'
-                || ' the whole build (dbt build), or at least'
-                || ' --select int_sections_chunked+'
-            )
-        end
+        {{ stop_unless_equal(
+            'select any_value(sections_build_id) from ' ~ sections,
+            'select any_value(sections_build_id) from ' ~ chunked,
+            'int_sections_assembled was rebuilt after int_sections_chunked: the'
+            ~ ' chunks belong to the sections of an earlier build; run the whole'
+            ~ ' build (dbt build), or at least --select int_sections_chunked+'
+        ) }}
     {%- endif -%}
+{%- endmacro %}
+
+
+{% macro stop_unless_equal(left_query, right_query, message) -%}
+    {#- A statement that fails with `message` unless the two one-value queries
+        give the same value (NULLs equal). -#}
+    select case
+        when ({{ left_query }}) is distinct from ({{ right_query }})
+        then error('{{ message | replace("'", "''") }}')
+    end
 {%- endmacro %}
