@@ -11,9 +11,9 @@
         {%- for column in info.column_names -%}
             {%- do pairs.append(column ~ ": '" ~ (info.columns[column].values()[0] | replace("'", "''")) ~ "'") -%}
         {%- endfor -%}
-        {%- set quoted_dir = "'" ~ (export_dir | replace("'", "''")) ~ "'" %}
-        select kilt_prepare_export_dir({{ quoted_dir }});
-        copy (select * from {{ relation }}) to '{{ export_dir | replace("'", "''") }}/{{ relation.identifier }}' (
+        {%- set escaped_dir = export_dir | replace("'", "''") %}
+        select kilt_prepare_export_dir('{{ escaped_dir }}');
+        copy (select * from {{ relation }}) to '{{ escaped_dir }}/{{ relation.identifier }}' (
             format parquet,
             compression zstd,
             {#- DuckDB writes whole vectors: no row group below 2,048 rows. #}

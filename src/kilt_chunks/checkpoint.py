@@ -50,14 +50,7 @@ _COLUMNS_DDL = """
 
 def relation_exists(con: duckdb.DuckDBPyConnection, relation: object) -> bool:
     """Whether a dbt relation (with ``schema`` and ``identifier``) is a table."""
-    return (
-        con.execute(
-            "select count(*) from information_schema.tables"
-            " where table_schema = ? and table_name = ?",
-            [relation.schema, relation.identifier],
-        ).fetchall()[0][0]
-        > 0
-    )
+    return _table_exists(con, relation.identifier, relation.schema)
 
 
 def sections_fingerprint(
@@ -124,14 +117,21 @@ def _prepare(
     return (int(last[0][0]), int(last[0][1])) if last else (-1, -1)
 
 
-def _table_exists(cursor: duckdb.DuckDBPyConnection, name: str) -> bool:
-    """Whether table ``name`` exists in the cursor's current schema."""
+def _table_exists(
+    con: duckdb.DuckDBPyConnection, name: str, schema: str | None = None
+) -> bool:
+    """Whether table ``name`` exists in ``schema`` (any database), or, without
+    ``schema``, in the connection's current schema and database."""
+    where = (
+        "schema_name = ?"
+        if schema is not None
+        else "schema_name = current_schema() and database_name = current_database()"
+    )
+    params = [name] if schema is None else [name, schema]
     return (
-        cursor.execute(
-            "select count(*) from duckdb_tables() where table_name = ?"
-            " and schema_name = current_schema()"
-            " and database_name = current_database()",
-            [name],
+        con.execute(
+            f"select count(*) from duckdb_tables() where table_name = ? and {where}",
+            params,
         ).fetchall()[0][0]
         > 0
     )
