@@ -1,12 +1,11 @@
-{% macro reject_duplicate_pages() -%}
-    {#- Marks, in the loaded source table itself, every usable page whose
-        wikipedia_id was already seen earlier in the input (SPEC keeps the
-        first). In place, so staging stays a one-table select, which DuckDB
-        guarantees to keep in input order (a join would not), and the sections
-        are stored in page order without a sort. The table is named through
-        the graph: calling source() here would load the input a second time. -#}
-    {%- if not execute -%}{{ return('') }}{%- endif -%}
-    {%- set pages = graph.sources['source.' ~ project_name ~ '.kilt.pages'].relation_name -%}
+{% macro reject_duplicate_pages(pages) -%}
+    {#- Post-hook of base_kilt__pages: marks, in the loaded page table itself,
+        every usable page whose wikipedia_id was already seen earlier in the
+        input (SPEC keeps the first). In place, so staging stays a one-table
+        select, which DuckDB guarantees to keep in input order (a join would
+        not), and the sections are stored in page order without a sort. The
+        input is loaded only by base_kilt__pages, so this runs once per load
+        (and is idempotent: rows already rejected are left alone). -#}
     update {{ pages }} as pages
     set reject_reason = 'duplicate wikipedia_id (first seen in '
         || repeated_ids.first_source_file

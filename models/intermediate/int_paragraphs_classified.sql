@@ -1,5 +1,9 @@
--- Pre-hook: see the reject_duplicate_pages macro (raw.pages may have been reloaded).
-{{ config(materialized='view', pre_hook="{{ reject_duplicate_pages() }}") }}
+-- Text-free: kinds, header paths and lengths only, so kilt_chunk_spans and the
+-- provenance models work from the main database after the scratch database
+-- (with the page text) is removed. Incremental only to skip the work on a
+-- rerun over a reused load (base_kilt__pages drops this table after a fresh
+-- load).
+{{ config(materialized='incremental') }}
 
 with
 
@@ -12,18 +16,23 @@ pages as (
 loaded_pages as (
 
     select
+        page_order,
         wikipedia_id,
         paragraphs
 
     from pages
 
     where is_loaded
+    {% if is_incremental() %}
+        and page_order > (select coalesce(max(page_order), 0) from {{ this }})
+    {% endif %}
 
 ),
 
 paragraphs as (
 
     select
+        page_order,
         wikipedia_id,
         unnest(range(len(paragraphs))) as paragraph_id,
         unnest(paragraphs) as paragraph
@@ -35,6 +44,7 @@ paragraphs as (
 classified as (
 
     select
+        page_order,
         wikipedia_id,
         paragraph_id,
         case
@@ -52,8 +62,9 @@ classified as (
 parsed as (
 
     select
+        page_order,
         wikipedia_id,
-        paragraph_id,
+        paragraph_id::integer as paragraph_id,
         paragraph_kind,
         case
             when paragraph_kind = 'header'
@@ -62,13 +73,14 @@ parsed as (
                 ) }}
         end as section_path,
         case
-            when paragraph_kind = 'bullet' then paragraph[11:]
-            when paragraph_kind = 'body' then paragraph
-        end as paragraph_text,
-        case
             when paragraph_kind = 'bullet' then 10
             when paragraph_kind = 'body' then 0
-        end as text_start_character
+        end as text_start_character,
+        case
+            when paragraph_kind = 'bullet' then length(paragraph) - 10
+            when paragraph_kind = 'body' then length(paragraph)
+        end::integer as text_length,
+        length(paragraph)::integer as paragraph_length
 
     from classified
 

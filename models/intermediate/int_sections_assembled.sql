@@ -1,8 +1,12 @@
--- Pre-hook: see the reject_duplicate_pages macro (raw.pages may have been reloaded).
--- Post-hook: record the load the sections come from (record_sections_input).
+-- In the scratch database (removed after a successful build), written with
+-- ZSTD compression (hooks: scratch_compression). Incremental only to skip the
+-- work on a rerun over a reused load (base_kilt__pages drops this table after
+-- a fresh load), e.g. after a build killed in chunking.
 {{ config(
-    pre_hook="{{ reject_duplicate_pages() }}",
-    post_hook="{{ record_sections_input() }}"
+    materialized='incremental',
+    database='kilt_scratch',
+    pre_hook="{{ scratch_compression() }}",
+    post_hook="{{ scratch_compression(false) }}"
 ) }}
 
 with
@@ -33,6 +37,9 @@ loaded_pages as (
     from pages
 
     where is_loaded
+    {% if is_incremental() %}
+        and page_order > (select coalesce(max(page_order), 0) from {{ this }})
+    {% endif %}
 
 ),
 

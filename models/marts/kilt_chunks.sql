@@ -1,6 +1,4 @@
 -- depends_on: {{ ref('kilt_build_info') }}
--- Pre-hook: stop if the sections were rebuilt after the chunks (assert_sections_chunked).
-{{ config(pre_hook="{{ assert_sections_chunked() }}") }}
 
 with
 
@@ -21,12 +19,14 @@ sections_paired as (
     -- Both tables hold one row per kept section, stored in (page_order,
     -- section_order) order, so row k of one is row k of the other: a
     -- positional join pairs them with no sort and no hash table of section
-    -- text. A pair that does not match stops the build (it never happens
-    -- unless a table was changed by hand).
+    -- text. A pair that does not match stops the build: other keys (a table
+    -- changed by hand), or a section text other than the one the offsets
+    -- were cut from (the sections rebuilt after the chunking step).
     select
         sections.*,
         chunked_sections.chunk_start_chars,
-        chunked_sections.chunk_end_chars
+        chunked_sections.chunk_end_chars,
+        chunked_sections.section_text_hash
 
     from sections
 
@@ -44,6 +44,18 @@ sections_paired as (
             || ': rebuild with dbt build --full-refresh'
         )
     end
+        and case
+            when hash(sections.section_text) = chunked_sections.section_text_hash
+                then true
+            else error(
+                'kilt_chunks: the text of section '
+                || sections.section_order::varchar || ' of page '
+                || sections.wikipedia_id
+                || ' is not the text int_sections_chunked cut its chunks from'
+                || ' (int_sections_assembled was rebuilt after it): run the'
+                || ' whole build (dbt build), or --select int_sections_chunked+'
+            )
+        end
 
 ),
 
@@ -52,7 +64,9 @@ chunk_texts as (
     -- Chunk k is the section text between its offsets (code points, end
     -- exclusive), cut per section so the section text is not repeated per chunk.
     select
-        sections_paired.* exclude (section_text, chunk_start_chars, chunk_end_chars),
+        sections_paired.* exclude (
+            section_text, chunk_start_chars, chunk_end_chars, section_text_hash
+        ),
         list_transform(
             chunk_start_chars,
             lambda start_char, k: substring(

@@ -1,8 +1,3 @@
--- Pre-hooks: mark duplicates (reject_duplicate_pages: raw.pages may have been
--- reloaded), and stop if raw.pages now holds another input than the sections
--- were built from (assert_input_unchanged).
-{{ config(pre_hook=["{{ reject_duplicate_pages() }}", "{{ assert_input_unchanged() }}"]) }}
-
 with
 
 pages as (

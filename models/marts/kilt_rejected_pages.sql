@@ -1,6 +1,3 @@
--- Pre-hook: see the reject_duplicate_pages macro (raw.pages may have been reloaded).
-{{ config(pre_hook="{{ reject_duplicate_pages() }}") }}
-
 with
 
 pages as (

@@ -6,11 +6,7 @@ runs with --full-refresh (which discards the checkpoint); every run replaces
 the table's rows with the checkpoint's.
 """
 
-from kilt_chunks.checkpoint import (
-    chunk_sections_resumable,
-    record_chunked_sections,
-    relation_exists,
-)
+from kilt_chunks.checkpoint import chunk_sections_resumable, relation_exists
 
 
 def model(dbt, session):
@@ -18,7 +14,7 @@ def model(dbt, session):
     full_refresh = relation_exists(session, dbt.this) and not dbt.is_incremental
     if dbt.is_incremental:
         session.execute(f"delete from {dbt.this}")
-    chunks = chunk_sections_resumable(
+    return chunk_sections_resumable(
         session,
         dbt.ref("int_sections_assembled"),
         splitter=dbt.config.get("splitter"),
@@ -28,7 +24,3 @@ def model(dbt, session):
         progress_seconds=float(dbt.config.get("progress_seconds")),
         restart=full_refresh,
     )
-    # Which build of the sections these chunks belong to (kilt_chunks checks
-    # it: macro assert_sections_chunked).
-    record_chunked_sections(session)
-    return chunks

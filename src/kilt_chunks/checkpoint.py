@@ -16,6 +16,7 @@ resumed build equals an uninterrupted one row for row.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator
 from importlib.metadata import version
 from itertools import pairwise
@@ -44,8 +45,15 @@ _COLUMNS_DDL = """
     num_chunks integer,
     chunk_start_chars bigint[],
     chunk_end_chars bigint[],
-    chunk_num_tokens integer[]
+    chunk_num_tokens integer[],
+    section_text_hash ubigint
 """
+
+#: Columns of the checkpoint (and of ``int_sections_chunked``): the chunk
+#: lists of :data:`~kilt_chunks.splitting.SECTION_CHUNKS_SCHEMA` and DuckDB's
+#: ``hash(section_text)`` of the section they were cut from, which
+#: ``kilt_chunks`` checks when it pairs sections with their offsets.
+CHECKPOINT_COLUMNS = (*SECTION_CHUNKS_SCHEMA.names, "section_text_hash")
 
 
 def relation_exists(con: duckdb.DuckDBPyConnection, relation: object) -> bool:
@@ -83,7 +91,7 @@ def sections_fingerprint(
         " coalesce(sum(strlen(section_text)), 0)"
     ).fetchall()[0]
     versions = ":".join(version(p) for p in RECORDED_PACKAGES)
-    columns = ",".join(SECTION_CHUNKS_SCHEMA.names)
+    columns = ",".join(CHECKPOINT_COLUMNS)
     fingerprint = (
         f"{splitter}:{chunk_size}:{versions}:{columns}:"
         f"{num_sections}:{digest}:{total_bytes}"
@@ -162,6 +170,15 @@ def _checked_order(
         yield batch
 
 
+def _keeping_hashes(
+    batches: Iterator[pa.RecordBatch], hashes: deque[pa.Array]
+) -> Iterator[pa.RecordBatch]:
+    """Yield the batches, queueing each one's ``section_text_hash`` column."""
+    for batch in batches:
+        hashes.append(batch.column("section_text_hash"))
+        yield batch
+
+
 def _chunk_into_checkpoint(
     cursor: duckdb.DuckDBPyConnection,
     sections: duckdb.DuckDBPyRelation,
@@ -192,8 +209,12 @@ def _chunk_into_checkpoint(
             .aggregate("coalesce(sum(strlen(section_text)), 0)")
             .fetchall()[0][0]
         )
-    batches = _checked_order(
-        iter(todo.to_arrow_reader(batch_size)), (last_page, last_section)
+    hashes: deque[pa.Array] = deque()
+    batches = _keeping_hashes(
+        _checked_order(
+            iter(todo.to_arrow_reader(batch_size)), (last_page, last_section)
+        ),
+        hashes,
     )
     pairs = split_section_pairs(
         batches,
@@ -206,8 +227,10 @@ def _chunk_into_checkpoint(
         by_section=True,
     )
     for _, chunk_batch in pairs:
+        # Pairs come back in input order: the oldest hashes are this batch's.
+        rows = chunk_batch.append_column("section_text_hash", hashes.popleft())
         # One statement: the batch is committed whole or not at all.
-        cursor.register("kilt_chunk_batch", pa.Table.from_batches([chunk_batch]))
+        cursor.register("kilt_chunk_batch", pa.Table.from_batches([rows]))
         cursor.execute(f"insert into {CHECKPOINT_TABLE} select * from kilt_chunk_batch")
         cursor.unregister("kilt_chunk_batch")
 
@@ -237,9 +260,9 @@ def chunk_sections_resumable(
         restart: Discard any checkpoint (``dbt build --full-refresh``).
 
     Returns:
-        A relation over the checkpoint table (schema
-        :data:`~kilt_chunks.splitting.SECTION_CHUNKS_SCHEMA`: one row per
-        section, its chunks' offsets and token counts as lists, no text),
+        A relation over the checkpoint table (:data:`CHECKPOINT_COLUMNS`: one
+        row per section, its chunks' offsets and token counts as lists, no
+        text, and the hash of the section text they belong to),
         scanning in (page_order, section_order) order, the order of
         ``sections``.
 
@@ -247,7 +270,10 @@ def chunk_sections_resumable(
         ValueError: If the sections are not stored in order, or a section gives
             no chunk.
     """
-    sections = sections.select("page_order, wikipedia_id, section_order, section_text")
+    sections = sections.select(
+        "page_order, wikipedia_id, section_order, section_text,"
+        " hash(section_text) as section_text_hash"
+    )
     cursor = con.cursor()
     # The fingerprint scan and the streaming need no more: DuckDB then keeps
     # few cached pages beside the workers.
@@ -263,29 +289,6 @@ def chunk_sections_resumable(
             restart=restart,
         )
     cursor.close()
-    columns = ", ".join(SECTION_CHUNKS_SCHEMA.names)
+    columns = ", ".join(CHECKPOINT_COLUMNS)
     # Committed in input order, so a scan returns (page, section) order.
     return con.sql(f"select {columns} from {CHECKPOINT_TABLE}")
-
-
-#: One-row table written by the post-hook of ``int_sections_assembled`` (macro
-#: ``record_sections_input``): the input signature and an id of that build.
-SECTIONS_RECORD_TABLE = "kilt_sections_input"
-#: One-row table: the ``sections_build_id`` the chunking step last chunked.
-CHUNKED_RECORD_TABLE = "kilt_chunked_sections"
-
-
-def record_chunked_sections(con: duckdb.DuckDBPyConnection) -> None:
-    """Record which build of the sections the chunks were made from.
-
-    Copies ``sections_build_id`` from :data:`SECTIONS_RECORD_TABLE` into
-    :data:`CHUNKED_RECORD_TABLE`, so that ``kilt_chunks`` can refuse to pair
-    sections rebuilt later with these chunks. Does nothing when the sections
-    record is missing (the chunking step run outside dbt).
-    """
-    if not _table_exists(con, SECTIONS_RECORD_TABLE):
-        return
-    con.execute(
-        f"create or replace table {CHUNKED_RECORD_TABLE} as"
-        f" select sections_build_id from {SECTIONS_RECORD_TABLE}"
-    )

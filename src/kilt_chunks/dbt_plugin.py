@@ -1,37 +1,22 @@
-"""dbt-duckdb source plugin that loads the KILT knowledge source.
+"""dbt-duckdb plugin of the build: settings checks and SQL helper functions.
 
 Declared in ``profiles.yml`` (``plugins: [{module: kilt_chunks.dbt_plugin,
-alias: kilt}]``) and used by the ``kilt`` source in
-``models/staging/kilt/_kilt__sources.yml``, whose ``meta.kilt_path`` is the
-``kilt_path`` dbt variable. See :mod:`kilt_chunks.loading` for the inputs.
+alias: kilt}]``). Before dbt-duckdb connects it checks the memory limit and
+that no other build holds the DuckDB file; on the connection it registers
+the functions the hooks call (:func:`register_functions`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import ExitStack
+from pathlib import Path
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 from dbt.adapters.duckdb.credentials import DuckDBCredentials
 from dbt.adapters.duckdb.plugins import BasePlugin
-from dbt.adapters.duckdb.utils import SourceConfig
 
 from kilt_chunks.build_info import prepare_export_dir
-from kilt_chunks.database import (
-    DatabaseInUseError,
-    connect,
-    memory_limit_at_most,
-    memory_limit_bytes,
-)
-from kilt_chunks.loading import read_kilt_pages
-
-#: The build database's memory limit while it stores the loaded pages (bytes).
-#: Writing ``raw.pages`` needs little, and the loader's own DuckDB (in this
-#: process) needs about 0.5 GB beside it; at the full cap the two together
-#: would be the build's peak.
-LOAD_MEMORY_LIMIT = 256 * 2**20
+from kilt_chunks.database import DatabaseInUseError, connect, memory_limit_bytes
 
 #: Smallest memory limit accepted for the build's DuckDB (bytes). The bundled
 #: sample builds at 40 MB and fails at 30 MB (DuckDB's "Out of Memory Error" in
@@ -119,18 +104,43 @@ def register_export_dir_function(conn: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+#: SQL function ``kilt_remove_file(path) -> path`` that the on-run-end hook
+#: (macro ``remove_scratch_after_success``) calls on the detached scratch
+#: database: deletes the file and its write-ahead log, if present.
+REMOVE_FILE_FUNCTION = "kilt_remove_file"
+
+
+def _remove_file_sql(path: str) -> str:
+    for name in (path, path + ".wal"):
+        Path(name).unlink(missing_ok=True)
+    return path
+
+
+def register_functions(conn: duckdb.DuckDBPyConnection) -> None:
+    """Register :data:`EXPORT_DIR_FUNCTION` and :data:`REMOVE_FILE_FUNCTION`."""
+    register_export_dir_function(conn)
+    conn.create_function(
+        REMOVE_FILE_FUNCTION,
+        _remove_file_sql,
+        [duckdb.sqltype("VARCHAR")],
+        duckdb.sqltype("VARCHAR"),
+        side_effects=True,
+    )
+
+
 class Plugin(BasePlugin):
-    """Load raw KILT pages for a source table whose meta names ``kilt_path``."""
+    """Check the settings before dbt-duckdb connects; register the build's SQL
+    functions on its connection. The pages are loaded by the model
+    ``base_kilt__pages`` (:mod:`kilt_chunks.page_load`), not by a source
+    plugin: dbt-duckdb loads a plugin source whenever ``source()`` renders
+    with a connection (``dbt compile``, ``show``, ``docs generate``)."""
 
     def initialize(self, plugin_config: dict[str, Any]) -> None:
-        self.batch_size = int(plugin_config.get("batch_size", 2048))
-        self.connection: duckdb.DuckDBPyConnection | None = None
+        """No options."""
 
     def configure_connection(self, conn: duckdb.DuckDBPyConnection) -> None:
-        """Keep the build's connection (to cap its memory while pages load) and
-        register :data:`EXPORT_DIR_FUNCTION` on it for the export hooks."""
-        self.connection = conn
-        register_export_dir_function(conn)
+        """Register :func:`register_functions` on the build's connection."""
+        register_functions(conn)
 
     def update_connection_config(
         self, creds: DuckDBCredentials, config: dict[str, Any]
@@ -139,40 +149,3 @@ class Plugin(BasePlugin):
         build holds the file."""
         check_memory_limit(creds.settings)
         check_database_free(creds.path)
-
-    def load(self, source_config: SourceConfig) -> pa.RecordBatchReader:
-        """Stream the raw page rows of ``meta.kilt_path``.
-
-        Raises:
-            KiltInputError: If the path is missing or not a KILT input.
-            KeyError: If the source table has no ``kilt_path`` in its meta.
-        """
-        kilt_path = source_config.get("kilt_path")
-        if not kilt_path:
-            raise KeyError(
-                f"source {source_config.table_name()}: meta.kilt_path is not set"
-            )
-        reader = read_kilt_pages(
-            str(kilt_path), batch_size=self.batch_size, on_error="row"
-        )
-        if self.connection is None:
-            return reader
-        # Lowered now, before dbt-duckdb starts storing the stream; restored
-        # when the stream ends.
-        limit = ExitStack()
-        cursor = limit.enter_context(self.connection.cursor())
-        limit.enter_context(memory_limit_at_most(cursor, LOAD_MEMORY_LIMIT))
-        return pa.RecordBatchReader.from_batches(
-            reader.schema, _closing_at_end(reader, limit)
-        )
-
-    def default_materialization(self) -> str:
-        return "table"
-
-
-def _closing_at_end(
-    reader: pa.RecordBatchReader, resources: ExitStack
-) -> Iterator[pa.RecordBatch]:
-    """Yield the reader's batches, then close ``resources``."""
-    with resources:
-        yield from reader

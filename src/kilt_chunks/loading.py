@@ -67,7 +67,6 @@ RAW_PAGE_SCHEMA = pa.schema(
         ("url", pa.string()),
         ("wikidata_id", pa.string()),
         ("reject_reason", pa.string()),
-        ("input_signature", pa.string()),
     ]
 )
 
@@ -406,10 +405,8 @@ def input_signature(kilt_path: str) -> str:
     Returns:
         16 hex digits over every input file's path, size and modification
         time (a ``datasets`` folder: every file below it; ``hf://``: the name
-        itself). Every loaded row carries it (``raw.pages.input_signature``),
-        so models can tell whether ``raw.pages`` was reloaded from a changed
-        input since an earlier table was built from it (``dbt compile``,
-        ``dbt show`` and ``dbt docs generate`` reload it).
+        itself). The load step (:func:`kilt_chunks.page_load.load_pages`)
+        records it, and reuses a stored load only when it is unchanged.
 
     Raises:
         KiltInputError: If the path is missing or not a KILT input.
@@ -444,15 +441,15 @@ def read_kilt_pages(
     """Stream raw page rows of ``kilt_path`` as Arrow record batches.
 
     Runs on a private in-memory DuckDB connection, so it works inside a dbt
-    source plugin, a notebook or a test alike.
+    Python model, a notebook or a test alike.
 
     Args:
         kilt_path: Input path (see module docstring).
         batch_size: Rows per Arrow batch.
         on_error: ``"raise"`` raises :class:`KiltInputError` when a file turns
             out unreadable mid-stream; ``"row"`` ends the stream with one row
-            whose ``reject_reason`` starts with :data:`UNREADABLE_INPUT` (the dbt
-            source uses it, and the staging model stops the build on it with the
+            whose ``reject_reason`` starts with :data:`UNREADABLE_INPUT` (the
+            load step uses it, and a post-hook stops the build on it with the
             plain message instead of a traceback through DuckDB's Arrow scan).
 
     Returns:
@@ -475,8 +472,8 @@ def read_kilt_pages(
         }
     )
     # Parsed in a background thread, a few batches ahead, so parsing overlaps
-    # with whatever the consumer does with each batch (dbt-duckdb compresses
-    # and writes it to raw.pages).
+    # with whatever the consumer does with each batch (the load step compresses
+    # and writes it to the scratch database).
     return pa.RecordBatchReader.from_batches(
         RAW_PAGE_SCHEMA,
         _read_ahead(_numbered_batches(kilt_path, con, batch_size, on_error)),
@@ -539,7 +536,6 @@ def _numbered_batches(
     kilt_path: str, con: duckdb.DuckDBPyConnection, batch_size: int, on_error: str
 ) -> Iterator[pa.RecordBatch]:
     page_order = 0
-    signature = input_signature(kilt_path)
     try:
         for relation in kilt_pages_relations(con, kilt_path):
             line_number = 0
@@ -552,11 +548,7 @@ def _numbered_batches(
                 page_order += n
                 line_number += n
                 columns = dict(zip(batch.schema.names, batch.columns, strict=True))
-                columns.update(
-                    page_order=orders,
-                    line_number=lines,
-                    input_signature=pa.array([signature] * n, pa.string()),
-                )
+                columns.update(page_order=orders, line_number=lines)
                 yield pa.RecordBatch.from_arrays(
                     [columns[name] for name in RAW_PAGE_SCHEMA.names],
                     names=RAW_PAGE_SCHEMA.names,
@@ -572,7 +564,6 @@ def _numbered_batches(
         row["page_order"] = [page_order + 1]
         row["source_file"] = [kilt_path]
         row["reject_reason"] = [UNREADABLE_INPUT + str(error)]
-        row["input_signature"] = [signature]
         yield pa.RecordBatch.from_pydict(row, schema=RAW_PAGE_SCHEMA)
     finally:
         con.close()

@@ -11,7 +11,6 @@ is identical whatever the worker count.
 from __future__ import annotations
 
 import os
-import sys
 import threading
 import time
 from collections import deque
@@ -24,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kilt_chunks.fast_splitter import SPLITTER_NAMES, get_fast_splitter, get_splitter
+from kilt_chunks.progress import Progress
 from kilt_chunks.spans import get_token_counter, locate_chunks
 
 #: Splitter names accepted by :func:`get_split_function`.
@@ -229,40 +229,28 @@ def split_batch(
 
 
 class _Progress:
-    """Progress lines (sections, MB/s, ETA) every ``interval`` seconds, via tqdm."""
+    """Chunking progress (section bytes, sections, MB/s, ETA): see
+    :class:`kilt_chunks.progress.Progress`."""
 
     def __init__(
         self, total_bytes: int | None, done_bytes: int, interval: float
     ) -> None:
-        self.bar = None
-        if interval > 0:
-            from tqdm import tqdm
-
-            self.bar = tqdm(
-                total=total_bytes,
-                initial=done_bytes,
-                unit="B",
-                unit_scale=True,
-                unit_divisor=1000,
-                desc="chunking",
-                mininterval=interval,
-                maxinterval=interval,
-                file=sys.stderr,
-                ascii=True,
-            )
-        self.sections = 0
+        self.progress = Progress(
+            "chunking",
+            total_bytes=total_bytes,
+            done_bytes=done_bytes,
+            interval=interval,
+            unit="sections",
+        )
 
     def update(self, batch: pa.RecordBatch) -> None:
-        if self.bar is None:
+        if self.progress.interval <= 0:
             return
-        self.sections += batch.num_rows
         nbytes = pc.sum(pc.binary_length(batch.column("section_text"))).as_py() or 0
-        self.bar.set_postfix_str(f"sections={self.sections:,}", refresh=False)
-        self.bar.update(nbytes)
+        self.progress.update(nbytes, batch.num_rows)
 
     def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+        self.progress.close()
 
 
 #: Seconds between a worker's checks that the process that started it lives.

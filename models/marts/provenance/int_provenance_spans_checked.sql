@@ -1,6 +1,3 @@
--- Pre-hook: see the reject_duplicate_pages macro (raw.pages may have been reloaded).
-{{ config(pre_hook="{{ reject_duplicate_pages() }}") }}
-
 with
 
 provenance as (
@@ -9,9 +6,9 @@ provenance as (
 
 ),
 
-pages as (
+paragraphs as (
 
-    select * from {{ ref('stg_kilt__pages') }}
+    select * from {{ ref('int_paragraphs_classified') }}
 
 ),
 
@@ -41,15 +38,18 @@ spans as (
 
 span_pages as (
 
+    -- Paragraph lengths (code points) of each loaded page a span names, from
+    -- the text-free paragraph table (the page text is not kept).
     select
         wikipedia_id,
-        paragraphs,
-        len(paragraphs) as num_paragraphs
+        list(paragraph_length order by paragraph_id) as paragraph_lengths,
+        count(*) as num_paragraphs
 
-    from pages
+    from paragraphs
 
-    where is_loaded
-        and wikipedia_id in (select wikipedia_id from spans)
+    where wikipedia_id in (select wikipedia_id from spans)
+
+    group by wikipedia_id
 
 ),
 
@@ -61,21 +61,18 @@ measured as (
         span_pages.num_paragraphs,
         case
             when spans.start_paragraph_id between 0 and span_pages.num_paragraphs - 1
-                then length(span_pages.paragraphs[spans.start_paragraph_id + 1])
+                then span_pages.paragraph_lengths[spans.start_paragraph_id + 1]
         end as start_paragraph_length,
         case
             when spans.end_paragraph_id between 0 and span_pages.num_paragraphs - 1
-                then length(span_pages.paragraphs[spans.end_paragraph_id + 1])
+                then span_pages.paragraph_lengths[spans.end_paragraph_id + 1]
         end as end_paragraph_length,
         -- Characters of the paragraphs strictly between start and end.
         case
             when spans.end_paragraph_id - spans.start_paragraph_id >= 2
-                then list_sum(list_transform(
-                    span_pages.paragraphs[
-                        spans.start_paragraph_id + 2:spans.end_paragraph_id
-                    ],
-                    lambda paragraph: length(paragraph)
-                ))
+                then list_sum(span_pages.paragraph_lengths[
+                    spans.start_paragraph_id + 2:spans.end_paragraph_id
+                ])
             else 0
         end as middle_length
 

@@ -1,8 +1,3 @@
--- Pre-hooks: mark duplicates (reject_duplicate_pages: raw.pages may have been
--- reloaded), and stop if raw.pages now holds another input than the sections
--- were built from (assert_input_unchanged).
-{{ config(pre_hook=["{{ reject_duplicate_pages() }}", "{{ assert_input_unchanged() }}"]) }}
-
 with
 
 chunked_sections as (
@@ -50,12 +45,12 @@ text_paragraphs as (
         wikipedia_id,
         paragraph_id,
         text_start_character,
-        length(paragraph_text) as text_length
+        text_length
 
     from paragraphs
 
     where paragraph_kind in ('body', 'bullet')
-        and length(paragraph_text) > 0
+        and text_length > 0
 
 ),
 

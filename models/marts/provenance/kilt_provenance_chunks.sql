@@ -1,8 +1,3 @@
--- Pre-hooks: mark duplicates (reject_duplicate_pages: raw.pages may have been
--- reloaded), and stop if raw.pages now holds another input than the sections
--- were built from (assert_input_unchanged).
-{{ config(pre_hook=["{{ reject_duplicate_pages() }}", "{{ assert_input_unchanged() }}"]) }}
-
 with
 
 spans as (
@@ -78,7 +73,7 @@ text_paragraphs as (
         wikipedia_id,
         paragraph_id,
         text_start_character,
-        text_start_character + length(paragraph_text) as text_end_character
+        text_start_character + text_length as text_end_character
 
     from paragraphs
 

@@ -1,12 +1,12 @@
 -- One table, no join: rows keep the input order (page_order), which every
 -- later model relies on instead of sorting. Duplicate wikipedia_ids are marked
--- in the source table by the post-hook reject_duplicate_pages.
+-- in the loaded table by a post-hook of base_kilt__pages.
 
 with
 
-source as (
+pages as (
 
-    select * from {{ source('kilt', 'pages') }}
+    select * from {{ loaded_pages() }}
 
 ),
 
@@ -27,10 +27,9 @@ typed as (
         nullif(url, '') as url,
         nullif(wikidata_id, '') as wikidata_id,
         reject_reason,
-        reject_reason is null as is_loaded,
-        input_signature
+        reject_reason is null as is_loaded
 
-    from source
+    from pages
 
 )
 

@@ -1,0 +1,123 @@
+"""Progress of a build stage: a tqdm bar on a terminal, plain lines elsewhere.
+
+Every stage of the build (load, chunking, the SQL models, the export) reports
+what it did at most every ``interval`` seconds: bytes, rows, rate and, where the
+total is known, the ETA. When standard error is a terminal, tqdm draws its bar
+there. Otherwise (a log file, CI) each report is one plain line, formatted by
+tqdm (:meth:`tqdm.tqdm.format_meter`) without carriage-return redraws, and
+sent through dbt's event system when dbt is running (so it reaches both dbt's
+console output and ``logs/dbt.log``), else written to standard error.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from tqdm import tqdm
+
+__all__ = ["Progress"]
+
+
+def _emit(line: str) -> None:
+    """One plain progress line: dbt's log and console when dbt runs, else stderr."""
+    try:
+        from dbt_common.events.functions import EVENT_MANAGER, fire_event
+        from dbt_common.events.types import Note
+    except ImportError:  # used outside dbt
+        EVENT_MANAGER = None  # noqa: N806
+    if EVENT_MANAGER is not None and EVENT_MANAGER.loggers:
+        fire_event(Note(msg=line))
+    else:
+        print(line, file=sys.stderr, flush=True)
+
+
+class Progress:
+    """Report a stage's progress every ``interval`` seconds.
+
+    Args:
+        stage: Name printed at the start of each line (``"load"``, ...).
+        total_bytes: Bytes the stage will process, if known (gives the ETA).
+        done_bytes: Bytes already done before this run (a resumed stage).
+        interval: Seconds between reports; 0 disables them.
+        unit: What the row count counts (``"pages"``, ``"sections"``).
+    """
+
+    def __init__(
+        self,
+        stage: str,
+        *,
+        total_bytes: int | None = None,
+        done_bytes: int = 0,
+        interval: float = 30,
+        unit: str = "rows",
+    ) -> None:
+        self.stage = stage
+        self.total = total_bytes
+        self.done = done_bytes
+        self.start_done = done_bytes
+        self.interval = interval
+        self.unit = unit
+        self.rows = 0
+        self.started = time.monotonic()
+        self.last = self.started
+        self.bar: tqdm | None = None
+        if interval > 0 and sys.stderr.isatty():
+            self.bar = tqdm(
+                total=total_bytes,
+                initial=done_bytes,
+                unit="B",
+                unit_scale=True,
+                unit_divisor=1000,
+                desc=stage,
+                mininterval=min(interval, 1.0),
+                file=sys.stderr,
+            )
+
+    @staticmethod
+    def note(line: str) -> None:
+        """Report one line at once (a stage that has nothing to stream)."""
+        _emit(line)
+
+    def update(self, nbytes: int, rows: int = 0) -> None:
+        """Count ``nbytes`` and ``rows`` more; report if ``interval`` has passed."""
+        self.done += nbytes
+        self.rows += rows
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"{self.unit}={self.rows:,}", refresh=False)
+            self.bar.update(nbytes)
+            return
+        now = time.monotonic()
+        if self.interval > 0 and now - self.last >= self.interval:
+            self.last = now
+            _emit(self._line(now))
+
+    def _line(self, now: float) -> str:
+        elapsed = now - self.started
+        meter = tqdm.format_meter(
+            self.done,
+            self.total,
+            elapsed,
+            unit="B",
+            unit_scale=True,
+            unit_divisor=1000,
+            rate=(self.done - self.start_done) / elapsed if elapsed > 0 else None,
+            initial=self.start_done,
+            postfix=f"{self.unit}={self.rows:,}",
+            ncols=0,
+        )
+        return f"{self.stage}: {meter}"
+
+    def close(self) -> None:
+        """End the bar, and report the stage's totals once (when not quiet)."""
+        if self.bar is not None:
+            self.bar.close()
+        if self.interval > 0:
+            now = time.monotonic()
+            seconds = now - self.started
+            mb = (self.done - self.start_done) / 1e6
+            rate = mb / seconds if seconds > 0 else 0.0
+            _emit(
+                f"{self.stage}: done, {self.rows:,} {self.unit}, {mb:,.1f} MB"
+                f" in {seconds:,.1f} s ({rate:,.1f} MB/s)"
+            )
