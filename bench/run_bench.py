@@ -181,16 +181,32 @@ def worker_speed(texts: list[str], splitter: str, workers: int) -> float:
     return nbytes / 1e6 / (time.perf_counter() - start)
 
 
-class PeakRss:
-    """Samples the summed RSS of a process and its children every 0.2 s.
+def _tree_bytes(folder: Path) -> int:
+    """Bytes of every file below ``folder`` (files vanishing meanwhile skipped)."""
+    total = 0
+    for root, _, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.stat(os.path.join(root, name)).st_size
+            except OSError:
+                pass
+    return total
 
-    Keeps every ``(unix time, bytes)`` sample, so the peak of a time window
+
+class PeakRss:
+    """Samples the summed RSS of a process and its children, and the disk used
+    below a folder (database, scratch database, spill files, export), every
+    0.2 s.
+
+    Keeps every ``(unix time, rss bytes)`` sample, so the peak of a time window
     (one dbt node) can be read off afterwards with :meth:`peak_between`.
     """
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pid: int, folder: Path | None = None) -> None:
         self.peak = 0
+        self.peak_disk = 0
         self.samples: list[tuple[float, int]] = []
+        self._folder = folder
         self._proc = psutil.Process(pid)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -205,6 +221,8 @@ class PeakRss:
                 self.samples.append((time.time(), rss))
             except psutil.Error:
                 pass
+            if self._folder is not None:
+                self.peak_disk = max(self.peak_disk, _tree_bytes(self._folder))
             time.sleep(0.2)
 
     def peak_between(self, start: float, end: float) -> int:
@@ -217,31 +235,29 @@ class PeakRss:
         return self.peak
 
 
+#: dbt models of each stage; the data and unit tests are the stage "tests".
 STAGES = {
-    "load": ["kilt.pages", "stg_kilt__pages"],
+    "load": ["base_kilt__pages", "stg_kilt__pages"],
     "sections": ["int_paragraphs_classified", "int_sections_assembled"],
     "chunking": ["int_sections_chunked"],
 }
 #: Every other model (marts, export, provenance, build info) is "marts + export";
 #: the rest of the wall time (dbt start-up, parsing, hooks) is "dbt overhead".
+STAGE_NAMES = [*STAGES, "marts + export", "tests"]
 
 
-def end_to_end(corpus: Path, workdir: Path, splitter: str) -> dict:
-    """Run `dbt run` (models only) on a corpus; time stages, pages/s, RSS."""
-    if workdir.exists():
-        shutil.rmtree(workdir)
-    workdir.mkdir(parents=True)
-    export_dir = workdir / "exports"
-    variables = {
-        "kilt_path": str(corpus),
-        "export_dir": str(export_dir),
-        "splitter": splitter,
-        "progress_seconds": 0,
-    }
-    env = {**os.environ, "KILT_CHUNKS_DB": str(workdir / "bench.duckdb")}
-    cmd = [
+def _stage_of(unique_id: str) -> str:
+    if unique_id.startswith(("test.", "unit_test.")):
+        return "tests"
+    name = unique_id.split(".")[-1]
+    return next((s for s, names in STAGES.items() if name in names), "marts + export")
+
+
+def dbt_build_command(workdir: Path, variables: dict) -> list[str]:
+    """`dbt build` of this project with target, logs and vars under workdir."""
+    return [
         DBT,
-        "run",
+        "build",
         "--project-dir",
         str(ROOT),
         "--profiles-dir",
@@ -253,31 +269,83 @@ def end_to_end(corpus: Path, workdir: Path, splitter: str) -> dict:
         "--vars",
         json.dumps(variables),
     ]
+
+
+def start_build(
+    corpus: Path, workdir: Path, splitter: str, progress_seconds: float = 0
+) -> tuple[subprocess.Popen, PeakRss, float]:
+    """Start `dbt build` of ``corpus`` into ``workdir`` (output in
+    ``workdir/dbt_build.log``); return the process, its sampler, start time."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    variables = {
+        "kilt_path": str(corpus),
+        "export_dir": str(workdir / "exports"),
+        "splitter": splitter,
+        "progress_seconds": progress_seconds,
+    }
+    env = {
+        **os.environ,
+        "KILT_CHUNKS_DB": str(workdir / "bench.duckdb"),
+        "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+    }
+    log = (workdir / "dbt_build.log").open("a")
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
-    rss = PeakRss(proc.pid)
-    output, _ = proc.communicate()
+    proc = subprocess.Popen(
+        dbt_build_command(workdir, variables),
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    return proc, PeakRss(proc.pid, workdir), start
+
+
+def end_to_end(
+    corpus: Path,
+    workdir: Path,
+    splitter: str,
+    *,
+    json_bytes: int | None = None,
+    progress_seconds: float = 0,
+) -> dict:
+    """Run `dbt build` (models and tests) on a corpus; time stages, pages/s,
+    peak RSS and peak disk (everything below ``workdir``)."""
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    proc, rss, start = start_build(corpus, workdir, splitter, progress_seconds)
+    proc.wait()
     peak = rss.stop()
     wall = time.perf_counter() - start
     if proc.returncode != 0:
-        raise SystemExit(f"dbt run failed:\n{output[-4000:]}")
+        output = (workdir / "dbt_build.log").read_text()
+        raise SystemExit(f"dbt build failed:\n{output[-4000:]}")
+    return measured_build(corpus, workdir, wall, rss, json_bytes=json_bytes) | {
+        "peak_rss_gib": peak / 2**30
+    }
+
+
+def measured_build(
+    corpus: Path,
+    workdir: Path,
+    wall: float,
+    rss: PeakRss,
+    *,
+    json_bytes: int | None = None,
+) -> dict:
+    """The figures of a finished build in ``workdir`` (see :func:`end_to_end`)."""
     results = json.loads((workdir / "target" / "run_results.json").read_text())
-    node_time = {
-        r["unique_id"].split(".")[-1]: r["execution_time"] for r in results["results"]
-    }
-    stages = {
-        stage: sum(node_time.get(name, 0.0) for name in names)
-        for stage, names in STAGES.items()
-    }
-    staged = {name for names in STAGES.values() for name in names}
-    stages["marts + export"] = sum(
-        t for name, t in node_time.items() if name not in staged
-    )
-    stages["dbt overhead"] = wall - sum(node_time.values())
+    stages = dict.fromkeys(STAGE_NAMES, 0.0)
+    for r in results["results"]:
+        stages[_stage_of(r["unique_id"])] += r["execution_time"]
+    stages["dbt overhead"] = wall - sum(stages.values())
     stage_rss = _stage_peaks(results["results"], rss)
-    with duckdb.connect(str(workdir / "bench.duckdb"), read_only=True) as con:
+    db = workdir / "bench.duckdb"
+    with duckdb.connect(str(db), read_only=True) as con:
         audit = con.sql("select * from kilt_load_audit")
         row = dict(zip(audit.columns, audit.fetchall()[0], strict=True))
+    json_bytes = json_bytes or corpus.stat().st_size
     text_mb = row["section_text_bytes"] / 1e6
     return {
         "wall_s": wall,
@@ -286,35 +354,35 @@ def end_to_end(corpus: Path, workdir: Path, splitter: str) -> dict:
         "sections": row["sections_kept"],
         "chunks": row["chunks_written"],
         "section_mb": text_mb,
+        "json_bytes": json_bytes,
         "pages_per_s": row["lines_read"] / wall,
         "chunks_per_s": row["chunks_written"] / wall,
         "section_mb_per_s": text_mb / wall,
         # The rate the projection uses: dbt's start-up is paid once per build.
         "section_mb_per_s_after_startup": text_mb / (wall - stages["dbt overhead"]),
-        "peak_rss_gib": peak / 2**30,
         "stage_rss_gib": stage_rss,
-        "database_to_json": (workdir / "bench.duckdb").stat().st_size
-        / corpus.stat().st_size,
+        "peak_disk_to_json": rss.peak_disk / json_bytes,
+        "database_to_json": db.stat().st_size / json_bytes,
+        "database_gb": db.stat().st_size / 1e9,
+        "export_gb": _tree_bytes(workdir / "exports") / 1e9,
     }
 
 
 def _stage_peaks(results: list[dict], rss: PeakRss) -> dict[str, float]:
-    """Peak RSS (GiB) while each stage's nodes ran (compile included: the
-    source plugin loads the pages while staging compiles)."""
+    """Peak RSS (GiB) while each stage's nodes ran."""
     from datetime import datetime
 
     def seconds(stamp: str) -> float:
         return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
-    staged = {name: stage for stage, names in STAGES.items() for name in names}
-    peaks: dict[str, float] = dict.fromkeys([*STAGES, "marts + export"], 0.0)
+    peaks: dict[str, float] = dict.fromkeys(STAGE_NAMES, 0.0)
     for result in results:
         timing = result.get("timing") or []
         if not timing:
             continue
         start = seconds(timing[0]["started_at"])
         end = seconds(timing[-1]["completed_at"])
-        stage = staged.get(result["unique_id"].split(".")[-1], "marts + export")
+        stage = _stage_of(result["unique_id"])
         peaks[stage] = max(peaks[stage], rss.peak_between(start, end) / 2**30)
     return peaks
 

@@ -3,7 +3,10 @@
         kilt_chunks.build_info.CHUNKS_EXPORT_SUBDIR; export_dir is created, and
         checked to be a folder, by kilt_prepare_export_dir, a function the
         kilt_chunks.dbt_plugin registers): overwrite deletes every file below the
-        target folder, so each export has a folder of its own. -#}
+        target folder, so each export has a folder of its own. Written into
+        <export_dir>/.<model>.partial/ and moved into place when complete
+        (kilt_move_into_place), so a failed or killed export leaves the
+        previous one whole. -#}
     {%- set export_dir = var('export_dir') -%}
     {%- if export_dir and execute -%}
         {%- set info = run_query('select * from ' ~ build_info_relation) -%}
@@ -13,7 +16,7 @@
         {%- endfor -%}
         {%- set escaped_dir = export_dir | replace("'", "''") %}
         select kilt_prepare_export_dir('{{ escaped_dir }}');
-        copy (select * from {{ relation }}) to '{{ escaped_dir }}/{{ relation.identifier }}' (
+        copy (select * from {{ relation }}) to '{{ escaped_dir }}/.{{ relation.identifier }}.partial' (
             format parquet,
             compression zstd,
             {#- DuckDB writes whole vectors: no row group below 2,048 rows. #}
@@ -25,6 +28,10 @@
             filename_pattern '{{ relation.identifier }}_{i}',
             overwrite true,
             kv_metadata { {{ pairs | join(', ') }} }
+        );
+        select kilt_move_into_place(
+            '{{ escaped_dir }}/.{{ relation.identifier }}.partial',
+            '{{ escaped_dir }}/{{ relation.identifier }}'
         )
     {%- else -%}
         select 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 from importlib.metadata import version
 from pathlib import Path
 
@@ -58,6 +59,28 @@ def prepare_export_dir(export_dir: str) -> Path | None:
         if old.is_file() and _OLD_LAYOUT_FILE.fullmatch(old.name):
             old.unlink()
     return root / CHUNKS_EXPORT_SUBDIR
+
+
+def replace_folder(partial: Path, target: Path) -> None:
+    """Move the finished folder ``partial`` to ``target``, replacing it.
+
+    The previous ``target`` is renamed aside first and deleted only after
+    ``partial`` took its place, so at every moment either the old or the new
+    folder is whole under ``target`` (two renames within one folder).
+
+    Raises:
+        FileNotFoundError: If ``partial`` does not exist.
+    """
+    if not partial.is_dir():
+        raise FileNotFoundError(f"{partial}: no finished export to move into place")
+    old = target.with_name(f".{target.name}.old")
+    if old.exists():
+        shutil.rmtree(old)
+    if target.exists():
+        target.rename(old)
+    partial.rename(target)
+    if old.exists():
+        shutil.rmtree(old)
 
 
 def build_info(

@@ -15,7 +15,7 @@ import duckdb
 from dbt.adapters.duckdb.credentials import DuckDBCredentials
 from dbt.adapters.duckdb.plugins import BasePlugin
 
-from kilt_chunks.build_info import prepare_export_dir
+from kilt_chunks.build_info import prepare_export_dir, replace_folder
 from kilt_chunks.database import DatabaseInUseError, connect, memory_limit_bytes
 
 #: Smallest memory limit accepted for the build's DuckDB (bytes). The bundled
@@ -116,13 +116,32 @@ def _remove_file_sql(path: str) -> str:
     return path
 
 
+#: SQL function ``kilt_move_into_place(partial, target) -> target`` that the
+#: export (macro ``export_parquet``) calls after its COPY into a ``.partial``
+#: folder: the finished export replaces the previous one only when complete.
+MOVE_FUNCTION = "kilt_move_into_place"
+
+
+def _move_into_place_sql(partial: str, target: str) -> str:
+    replace_folder(Path(partial).expanduser(), Path(target).expanduser())
+    return target
+
+
 def register_functions(conn: duckdb.DuckDBPyConnection) -> None:
-    """Register :data:`EXPORT_DIR_FUNCTION` and :data:`REMOVE_FILE_FUNCTION`."""
+    """Register :data:`EXPORT_DIR_FUNCTION`, :data:`REMOVE_FILE_FUNCTION` and
+    :data:`MOVE_FUNCTION` on ``conn``."""
     register_export_dir_function(conn)
     conn.create_function(
         REMOVE_FILE_FUNCTION,
         _remove_file_sql,
         [duckdb.sqltype("VARCHAR")],
+        duckdb.sqltype("VARCHAR"),
+        side_effects=True,
+    )
+    conn.create_function(
+        MOVE_FUNCTION,
+        _move_into_place_sql,
+        [duckdb.sqltype("VARCHAR"), duckdb.sqltype("VARCHAR")],
         duckdb.sqltype("VARCHAR"),
         side_effects=True,
     )

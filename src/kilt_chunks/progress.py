@@ -22,11 +22,12 @@ __all__ = ["Progress"]
 def _emit(line: str) -> None:
     """One plain progress line: dbt's log and console when dbt runs, else stderr."""
     try:
-        from dbt_common.events.functions import EVENT_MANAGER, fire_event
+        from dbt_common.events.event_manager_client import get_event_manager
+        from dbt_common.events.functions import fire_event
         from dbt_common.events.types import Note
     except ImportError:  # used outside dbt
-        EVENT_MANAGER = None  # noqa: N806
-    if EVENT_MANAGER is not None and EVENT_MANAGER.loggers:
+        get_event_manager = None  # noqa: N806
+    if get_event_manager is not None and getattr(get_event_manager(), "loggers", None):
         fire_event(Note(msg=line))
     else:
         print(line, file=sys.stderr, flush=True)

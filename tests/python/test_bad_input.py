@@ -278,11 +278,10 @@ def test_directory_of_shards_builds_like_one_file(
     shutil.rmtree(shards)
 
 
-def test_duplicates_stay_marked_after_dbt_compile_and_a_partial_build(
-    tmp_path: Path,
-) -> None:
-    """`dbt compile` reloads raw.pages through the source plugin (without the
-    staging post-hook); the marts built after it must still see the duplicate."""
+def test_dbt_commands_besides_build_never_read_the_input(tmp_path: Path) -> None:
+    """Only the loader model reads kilt_path: dbt compile, ls, show and docs
+    generate succeed with a kilt_path that does not exist (reading it would
+    stop them), and leave the built corpus as it was."""
     import subprocess
 
     from conftest import ROOT, dbt_command, dbt_env
@@ -292,8 +291,6 @@ def test_duplicates_stay_marked_after_dbt_compile_and_a_partial_build(
         _page("1", "First", ["First\n", "Body one.\n"])
         + "\n"
         + _page("1", "Again", ["Again\n", "Body two.\n"])
-        + "\n"
-        + _page("2", "Other", ["Other\n", "Body three.\n"])
         + "\n",
         encoding="utf-8",
     )
@@ -301,99 +298,59 @@ def test_duplicates_stay_marked_after_dbt_compile_and_a_partial_build(
     audit_sql = (
         "select lines_read, pages_rejected, pages_duplicate from kilt_load_audit"
     )
-    assert build.query(audit_sql) == [(3, 1, 1)]
-    variables = {"kilt_path": str(path), "export_dir": "", "progress_seconds": 0}
-    compile_cmd = dbt_command(tmp_path, variables)
-    compile_cmd[1] = "compile"
-    subprocess.run(
-        compile_cmd, cwd=ROOT, env=dbt_env(tmp_path), check=True, capture_output=True
-    )
-    # The compile reloaded raw.pages: the duplicate is unmarked there now.
+    assert build.query(audit_sql) == [(2, 1, 1)]
+    variables = {"kilt_path": str(tmp_path / "gone.jsonl"), "export_dir": ""}
+    for command in (
+        ["compile"],
+        ["ls"],
+        ["docs", "generate"],
+        ["show", "--inline", "select count(*) as n from kilt_chunks"],
+    ):
+        cmd = dbt_command(tmp_path, variables)
+        cmd[1:2] = command
+        proc = subprocess.run(
+            cmd, cwd=ROOT, env=dbt_env(tmp_path), capture_output=True, text=True
+        )
+        assert proc.returncode == 0, (command, proc.stdout[-3000:])
+        assert "no such file or directory" not in proc.stdout
+    assert build.query(audit_sql) == [(2, 1, 1)]
     assert build.query(
-        "select count(*) from raw.pages where reject_reason is null"
-    ) == [(3,)]
-    partial = run_dbt_build(
-        tmp_path,
-        path,
-        extra_vars={"export_dir": ""},
-        select="path:models/marts/kilt_load_audit.sql"
-        " path:models/marts/kilt_rejected_pages.sql",
-    )
-    assert partial.query(audit_sql) == [(3, 1, 1)]
-    assert partial.query(
         "select line_number, reject_reason from kilt_rejected_pages"
     ) == [(2, f"duplicate wikipedia_id (first seen in {path} line 1)")]
 
 
-def test_every_model_reading_staging_marks_duplicates_first(
-    sample_build: Build,
-) -> None:
-    """A model reading staging (directly or through the paragraph view) after
-    `dbt compile` reloaded raw.pages would see unmarked duplicates unless it
-    runs the marking as a pre-hook (see the reject_duplicate_pages macro)."""
-    manifest = json.loads(
-        (sample_build.db_path.parent / "target" / "manifest.json").read_text()
-    )
-    views = {
-        "model.kilt_chunks.stg_kilt__pages",
-        "model.kilt_chunks.int_paragraphs_classified",
-    }
-    readers = {
-        node["name"]: [hook["sql"] for hook in node["config"]["pre-hook"]]
-        for node_id, node in manifest["nodes"].items()
-        if node["resource_type"] == "model"
-        and node_id not in views
-        and views & set(node["depends_on"]["nodes"])
-    }
-    assert set(readers) >= {"int_sections_assembled", "kilt_chunk_spans"}
-    missing = [
-        name
-        for name, hooks in readers.items()
-        if not any("reject_duplicate_pages()" in hook for hook in hooks)
-    ]
-    assert missing == []
-
-
-def test_partial_build_after_the_input_changed_and_was_reloaded_stops(
+def test_chunks_are_never_cut_from_sections_rebuilt_from_another_input(
     tmp_path: Path,
 ) -> None:
-    """dbt compile reloads raw.pages from kilt_path; if the file changed, a
-    partial build would mix new pages with sections of the old ones."""
-    import subprocess
-
-    from conftest import ROOT, dbt_command, dbt_env
-
+    """With the scratch database kept, a partial build can reload a changed
+    input and rebuild the sections after the chunking step ran: kilt_chunks
+    then finds a section text other than the one its offsets were cut from
+    (the per-section hash) and stops, instead of cutting the new text at the
+    old offsets. The whole build is right again."""
     path = tmp_path / "pages.jsonl"
     first = _page("1", "First", ["First\n", "Body one. " * 40 + "\n"])
     path.write_text(first + "\n", encoding="utf-8")
-    run_dbt_build(tmp_path, path, extra_vars={"export_dir": ""})
+    keep = {"export_dir": "", "keep_scratch": True}
+    run_dbt_build(tmp_path, path, extra_vars=keep)
     changed = _page("1", "First", ["First\n", "Other words. " * 40 + "\n"])
     path.write_text(changed + "\n", encoding="utf-8")
-    variables = {"kilt_path": str(path), "export_dir": "", "progress_seconds": 0}
-    compile_cmd = dbt_command(tmp_path, variables)
-    compile_cmd[1] = "compile"
-    subprocess.run(
-        compile_cmd, cwd=ROOT, env=dbt_env(tmp_path), check=True, capture_output=True
-    )
-    partial = run_dbt_build(
+    reloaded = run_dbt_build(
         tmp_path,
         path,
-        extra_vars={"export_dir": ""},
-        select="path:models/marts/kilt_chunks.sql+",
-        check=False,
+        extra_vars=keep,
+        select="base_kilt__pages int_sections_assembled",
+    )
+    assert reloaded.query("select is_reused from kilt_scratch.base_kilt__pages") == [
+        (False,)
+    ]
+    partial = run_dbt_build(
+        tmp_path, path, extra_vars=keep, select="path:models/marts", check=False
     )
     assert partial.returncode != 0
-    assert "raw.pages was reloaded from a changed input" in partial.output
-    # Rebuilding the sections alone records the new input, but the chunks
-    # still belong to the old sections: kilt_chunks must not pair them.
-    for select in ("int_sections_assembled", "path:models/marts"):
-        partial = run_dbt_build(
-            tmp_path, path, extra_vars={"export_dir": ""}, select=select, check=False
-        )
-    assert partial.returncode != 0
-    assert "int_sections_assembled was rebuilt after int_sections_chunked" in (
+    assert "is not the text int_sections_chunked cut its chunks from" in (
         partial.output
     )
     whole = run_dbt_build(tmp_path, path, extra_vars={"export_dir": ""})
     assert whole.query("select distinct wikipedia_id from kilt_chunk_spans") == [("1",)]
     assert whole.query("select text like 'Other words.%' from kilt_chunks") == [(True,)]
+    assert not (tmp_path / "kilt_chunks.duckdb.scratch").exists()

@@ -17,11 +17,7 @@ from kilt_chunks.loading import (
     read_kilt_pages,
 )
 
-COMPARED = [
-    c
-    for c in RAW_PAGE_SCHEMA.names
-    if c not in ("source_file", "kilt_id", "input_signature")
-]
+COMPARED = [c for c in RAW_PAGE_SCHEMA.names if c not in ("source_file", "kilt_id")]
 
 
 def _rows(path: Path | str) -> list[dict]:

@@ -219,32 +219,52 @@ def test_unreadable_memory_limit_names_the_variable() -> None:
             check_memory_limit({"memory_limit": small})
 
 
-def test_loading_caps_the_build_database_and_restores_it(tmp_path: Path) -> None:
-    """While the source plugin's pages are stored, the build's DuckDB is held at
-    LOAD_MEMORY_LIMIT (its loader needs memory beside it), then given back."""
-    from dbt.adapters.duckdb.utils import SourceConfig
+def test_load_caps_the_database_then_reuses_the_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """load_pages stores every page (at LOAD_MEMORY_LIMIT, its loader needs
+    memory beside it; the limit is given back), and a second call with the
+    record of the first reuses the stored pages without reading the input."""
+    import pyarrow as pa
 
-    from kilt_chunks.dbt_plugin import Plugin
+    from kilt_chunks import page_load
 
-    plugin = Plugin(name="kilt", plugin_config={})
-    source = SourceConfig(
-        name="pages",
-        identifier="pages",
-        schema="raw",
-        database=None,
-        meta={"kilt_path": str(SAMPLE_JSONL)},
-        tags=[],
-    )
+    seen: list[str] = []
+    caps: list[int] = []
+    real_reader = page_load.read_kilt_pages
+    real_cap = page_load.memory_limit_at_most
+
+    def reader(*args: object, **kwargs: object) -> pa.RecordBatchReader:
+        seen.append(_memory_limit(con))
+        return real_reader(*args, **kwargs)
+
+    def cap(cursor: duckdb.DuckDBPyConnection, limit: int):  # noqa: ANN202
+        caps.append(limit)
+        return real_cap(cursor, limit)
+
+    monkeypatch.setattr(page_load, "read_kilt_pages", reader)
+    monkeypatch.setattr(page_load, "memory_limit_at_most", cap)
     with duckdb.connect(str(tmp_path / "t.duckdb")) as con:
         con.execute("set memory_limit = '1GB'")
         before = _memory_limit(con)
-        plugin.configure_connection(con)
-        reader = plugin.load(source)
-        assert _memory_limit(con) == "256.0 MiB"
-        cursor = con.cursor()
-        cursor.register("pages_df", reader)
-        cursor.execute("create table pages as select * from pages_df")
+        record = page_load.load_pages(con, str(SAMPLE_JSONL), "pages")
+        assert seen == [before]  # the reader starts before the cap is set
+        assert caps == [page_load.LOAD_MEMORY_LIMIT]
         assert _memory_limit(con) == before
+        assert con.sql("select count(*) from pages").fetchall() == [(106,)]
+        row = record.to_pylist()[0]
+        assert (row["lines_read"], row["is_reused"]) == (106, False)
+        assert row["kilt_path"] == str(SAMPLE_JSONL.resolve())
+        con.register("record_df", record)
+        con.execute("create table record as select * from record_df")
+        again = page_load.load_pages(
+            con, str(SAMPLE_JSONL), "pages", record_relation="record"
+        )
+        assert len(seen) == 1  # not read again
+        assert again.to_pylist()[0]["is_reused"] is True
+        con.execute("delete from pages where page_order > 100")
+        page_load.load_pages(con, str(SAMPLE_JSONL), "pages", record_relation="record")
+        assert len(seen) == 2  # an incomplete load is loaded again
         assert con.sql("select count(*) from pages").fetchall() == [(106,)]
 
 
