@@ -21,7 +21,9 @@ import json
 import os
 import platform
 import random
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -181,16 +183,22 @@ def worker_speed(texts: list[str], splitter: str, workers: int) -> float:
     return nbytes / 1e6 / (time.perf_counter() - start)
 
 
-def _tree_bytes(folder: Path) -> int:
-    """Bytes of every file below ``folder`` (files vanishing meanwhile skipped)."""
-    total = 0
+def _tree_files(folder: Path) -> dict[str, int]:
+    """Bytes of each file below ``folder`` (files vanishing meanwhile skipped)."""
+    sizes = {}
     for root, _, files in os.walk(folder):
         for name in files:
+            path = os.path.join(root, name)
             try:
-                total += os.stat(os.path.join(root, name)).st_size
+                sizes[os.path.relpath(path, folder)] = os.stat(path).st_size
             except OSError:
                 pass
-    return total
+    return sizes
+
+
+def _tree_bytes(folder: Path) -> int:
+    """Bytes of every file below ``folder``."""
+    return sum(_tree_files(folder).values())
 
 
 class PeakRss:
@@ -205,6 +213,9 @@ class PeakRss:
     def __init__(self, pid: int, folder: Path | None = None) -> None:
         self.peak = 0
         self.peak_disk = 0
+        #: The largest files when the disk use peaked, and the time.
+        self.peak_disk_files: dict[str, int] = {}
+        self.peak_disk_at = 0.0
         self.samples: list[tuple[float, int]] = []
         self._folder = folder
         self._proc = psutil.Process(pid)
@@ -222,7 +233,13 @@ class PeakRss:
             except psutil.Error:
                 pass
             if self._folder is not None:
-                self.peak_disk = max(self.peak_disk, _tree_bytes(self._folder))
+                files = _tree_files(self._folder)
+                if sum(files.values()) > self.peak_disk:
+                    self.peak_disk = sum(files.values())
+                    self.peak_disk_at = time.time()
+                    self.peak_disk_files = {
+                        name: size for name, size in files.items() if size > 2**20
+                    }
             time.sleep(0.2)
 
     def peak_between(self, start: float, end: float) -> int:
@@ -362,10 +379,29 @@ def measured_build(
         "section_mb_per_s_after_startup": text_mb / (wall - stages["dbt overhead"]),
         "stage_rss_gib": stage_rss,
         "peak_disk_to_json": rss.peak_disk / json_bytes,
+        "peak_disk_files_mb": {
+            name: round(size / 1e6) for name, size in rss.peak_disk_files.items()
+        },
+        "peak_disk_stage": _stage_at(results["results"], rss.peak_disk_at),
         "database_to_json": db.stat().st_size / json_bytes,
         "database_gb": db.stat().st_size / 1e9,
         "export_gb": _tree_bytes(workdir / "exports") / 1e9,
     }
+
+
+def _stage_at(results: list[dict], when: float) -> str:
+    """The dbt node that ran at unix time ``when`` (or "between nodes")."""
+    from datetime import datetime
+
+    for result in results:
+        timing = result.get("timing") or []
+        if not timing:
+            continue
+        start = datetime.fromisoformat(timing[0]["started_at"].replace("Z", "+00:00"))
+        end = datetime.fromisoformat(timing[-1]["completed_at"].replace("Z", "+00:00"))
+        if start.timestamp() <= when <= end.timestamp():
+            return result["unique_id"].split(".")[-1]
+    return "between nodes (hooks, dbt start-up)"
 
 
 def _stage_peaks(results: list[dict], rss: PeakRss) -> dict[str, float]:
@@ -417,6 +453,168 @@ def machine() -> str:
     )
 
 
+#: Markers of the full-size section of RESULTS.md, which `make bench` keeps.
+FULL_BEGIN = "<!-- full-size run: bench/run_bench.py --full -->"
+FULL_END = "<!-- end of full-size run -->"
+
+
+def chunks_digest(db: Path) -> tuple[int, int]:
+    """Row count and an order-independent digest of every column of every row
+    of ``kilt_chunks`` (chunk_id is unique, so a sum of row hashes)."""
+    columns = (
+        "chunk_id, doc_id, chunk_order::varchar, is_first::varchar,"
+        " is_last::varchar, text, title, section::varchar, section_order::varchar,"
+        " num_sections::varchar, wikipedia_id, wikipedia_title, categories,"
+        " coalesce(pageid, '~'), coalesce(parentid, '~'), coalesce(revid, '~'),"
+        " coalesce(timestamp, '~'), coalesce(url, '~'), coalesce(wikidata_id, '~')"
+    )
+    with duckdb.connect(str(db), read_only=True) as con:
+        count, digest = con.sql(
+            f"select count(*), sum(hash(concat_ws(chr(31), {columns}))::hugeint)"
+            " from kilt_chunks"
+        ).fetchall()[0]
+    return int(count), int(digest)
+
+
+def killed_and_resumed(
+    corpus: Path, workdir: Path, splitter: str, *, json_bytes: int, at: float = 0.5
+) -> dict:
+    """Start a build, SIGKILL it once chunking has done ``at`` of the section
+    text (read off its progress lines), run it again; time both."""
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    proc, rss, start = start_build(corpus, workdir, splitter, progress_seconds=10)
+    log = workdir / "dbt_build.log"
+    pattern = re.compile(r"chunking:\s+(\d+)%")
+    while proc.poll() is None:
+        done = [int(m) for m in pattern.findall(log.read_text(errors="replace"))]
+        if done and done[-1] >= at * 100:
+            os.killpg(proc.pid, signal.SIGKILL)
+            break
+        time.sleep(2)
+    proc.wait()
+    killed_s = time.perf_counter() - start
+    rss.stop()
+    with duckdb.connect(str(workdir / "bench.duckdb"), read_only=True) as con:
+        committed = con.sql(
+            "select count(*), coalesce(sum(num_chunks), 0)"
+            " from kilt_chunking_checkpoint"
+        ).fetchall()[0]
+    proc, rss, start = start_build(corpus, workdir, splitter, progress_seconds=30)
+    proc.wait()
+    peak = rss.stop()
+    rerun_s = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"resumed dbt build failed:\n{log.read_text()[-4000:]}")
+    rerun = measured_build(corpus, workdir, rerun_s, rss, json_bytes=json_bytes)
+    return {
+        "killed_after_s": killed_s,
+        "sections_committed_at_kill": int(committed[0]),
+        "rerun": rerun | {"peak_rss_gib": peak / 2**30},
+        "total_s": killed_s + rerun_s,
+        "digest": chunks_digest(workdir / "bench.duckdb"),
+    }
+
+
+def full_size(args: argparse.Namespace) -> None:
+    """The full-size run: a KILT-shaped corpus of the dump's 5,903,530 pages
+    (gzip), built end to end, then built again killed in mid-chunking and
+    resumed; writes its section of RESULTS.md."""
+    folder = args.workdir / "full"
+    folder.mkdir(parents=True, exist_ok=True)
+    corpus = folder / "kilt_full.jsonl.gz"
+    meta = folder / "kilt_full.meta.json"
+    if not meta.exists():
+        made = make_corpus(corpus, 0, num_pages=FULL_DUMP_PAGES)
+        meta.write_text(json.dumps(made))
+    made = json.loads(meta.read_text())
+    print(f"full-size corpus: {made['pages']:,} pages, {made['bytes'] / 1e9:.1f} GB")
+    run = end_to_end(
+        corpus,
+        folder / "build",
+        args.splitter,
+        json_bytes=made["bytes"],
+        progress_seconds=30,
+    )
+    run["digest"] = chunks_digest(folder / "build" / "bench.duckdb")
+    print(f"full-size build: {run}", flush=True)
+    (folder / "run.json").write_text(json.dumps(run, indent=1))
+    shutil.rmtree(folder / "build")
+    resumed = None
+    if not args.no_resume:
+        resumed = killed_and_resumed(
+            corpus, folder / "resumed", args.splitter, json_bytes=made["bytes"]
+        )
+        print(f"killed and resumed: {resumed}", flush=True)
+        (folder / "resumed.json").write_text(json.dumps(resumed, indent=1))
+        shutil.rmtree(folder / "resumed")
+    section = full_size_report(made, run, resumed, corpus)
+    text = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
+    if FULL_BEGIN in text:
+        text = (
+            text[: text.index(FULL_BEGIN)]
+            + text[text.index(FULL_END) + len(FULL_END) :]
+        )
+    args.output.write_text(text.rstrip() + "\n\n" + section + "\n", encoding="utf-8")
+    print(section)
+
+
+def full_size_report(made: dict, run: dict, resumed: dict | None, corpus: Path) -> str:
+    """Markdown section of the full-size run."""
+    s = run["stages"]
+    lines = [
+        FULL_BEGIN,
+        "## Full size: 5.9 M pages, measured",
+        "",
+        f"Machine: {machine()}. Command: `python bench/run_bench.py --full`"
+        " (`make bench-full`). Corpus: KILT-shaped JSON lines as for the smaller"
+        f" corpora, {made['pages']:,} pages (the dump's count),"
+        f" {made['bytes'] / 1e9:.1f} GB of JSON, written gzip-compressed"
+        f" ({corpus.stat().st_size / 1e9:.1f} GB; the build reads the `.gz`)."
+        " `dbt build`: every model, every data and unit test, the Parquet export.",
+        "",
+        "| figure | value |",
+        "|---|---|",
+        f"| wall time | {run['wall_s'] / 60:.1f} min ({run['wall_s']:,.0f} s) |",
+        *(
+            f"| time in {stage} | {s[stage] / 60:.1f} min |"
+            for stage in [*STAGE_NAMES, "dbt overhead"]
+        ),
+        f"| pages | {run['pages']:,} ({run['pages_per_s']:,.0f} pages/s) |",
+        f"| sections | {run['sections']:,} |",
+        f"| chunks | {run['chunks']:,} ({run['chunks_per_s']:,.0f} chunks/s) |",
+        f"| section text | {run['section_mb'] / 1e3:.2f} GB "
+        f"({run['section_mb_per_s']:.2f} MB/s end to end) |",
+        f"| peak RSS, whole process tree | {run['peak_rss_gib']:.2f} GiB |",
+        *(
+            f"| peak RSS in {stage} | {gib:.2f} GiB |"
+            for stage, gib in run["stage_rss_gib"].items()
+        ),
+        f"| peak disk (database, scratch, spill, export) | "
+        f"{run['peak_disk_to_json'] * run['json_bytes'] / 1e9:.1f} GB "
+        f"({run['peak_disk_to_json']:.2f}x the JSON) |",
+        f"| final DuckDB file | {run['database_gb']:.1f} GB "
+        f"({run['database_to_json']:.2f}x the JSON) |",
+        f"| Parquet export | {run['export_gb']:.1f} GB |",
+    ]
+    if resumed is not None:
+        same = resumed["digest"] == run["digest"]
+        lines += [
+            f"| killed in mid-chunking (SIGKILL) after | "
+            f"{resumed['killed_after_s'] / 60:.1f} min, "
+            f"{resumed['sections_committed_at_kill']:,} sections committed |",
+            f"| rerun after the kill | {resumed['rerun']['wall_s'] / 60:.1f} min |",
+            f"| killed + rerun, total | {resumed['total_s'] / 60:.1f} min "
+            f"({resumed['total_s'] / run['wall_s'] - 1:+.0%} on the uninterrupted "
+            "build) |",
+            f"| resumed rows identical to the uninterrupted build | "
+            f"{'yes' if same else 'NO'} ({resumed['digest'][0]:,} rows, digest of "
+            "every column) |",
+        ]
+    lines.append(FULL_END)
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0],
@@ -456,8 +654,23 @@ def main() -> None:
         default=ROOT / "bench" / "RESULTS.md",
         help="results table (overwritten)",
     )
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="the full-size run instead: 5,903,530 pages (about 36 GB of JSON,"
+        " written gzip-compressed), built, then killed in mid-chunking and"
+        " resumed; writes its own section of --output (about an hour)",
+    )
+    parser.add_argument(
+        "--no-resume",
+        action="store_true",
+        help="with --full: skip the killed-and-resumed build",
+    )
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
+    if args.full:
+        full_size(args)
+        return
 
     corpora = {}
     for size in args.sizes:

@@ -1,4 +1,11 @@
 -- depends_on: {{ ref('kilt_build_info') }}
+-- depends_on: {{ ref('kilt_load_audit') }}
+-- depends_on: {{ ref('kilt_rejected_pages') }}
+-- Built after every other model that reads the scratch database, so that its
+-- post-hook can remove it (remove_scratch): the models after it (spans,
+-- provenance) read only the main database, and the disk never holds the
+-- scratch copies of the text beside everything else.
+{{ config(post_hook={"sql": "{{ remove_scratch() }}", "transaction": false}) }}
 
 with
 

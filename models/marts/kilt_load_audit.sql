@@ -12,12 +12,6 @@ paragraphs as (
 
 ),
 
-sections as (
-
-    select * from {{ ref('int_sections_assembled') }}
-
-),
-
 chunks as (
 
     select * from {{ ref('int_sections_chunked') }}
@@ -66,18 +60,13 @@ section_candidates as (
 
 section_counts as (
 
+    -- From the chunking step, which carries each section's text size: one
+    -- row per kept section.
     select
         count(*) as sections_kept,
         count(distinct wikipedia_id) as pages_chunked,
-        sum(strlen(section_text)) as section_text_bytes
-
-    from sections
-
-),
-
-chunk_counts as (
-
-    select coalesce(sum(num_chunks), 0) as chunks_written
+        sum(section_text_bytes) as section_text_bytes,
+        coalesce(sum(num_chunks), 0) as chunks_written
 
     from chunks
 
@@ -97,7 +86,7 @@ audit as (
         section_counts.sections_kept,
         coalesce(section_candidates.sections_total, 0) - section_counts.sections_kept
             as sections_dropped,
-        chunk_counts.chunks_written,
+        section_counts.chunks_written,
         coalesce(section_counts.section_text_bytes, 0) as section_text_bytes
 
     from page_counts
@@ -105,8 +94,6 @@ audit as (
     cross join section_candidates
 
     cross join section_counts
-
-    cross join chunk_counts
 
 )
 

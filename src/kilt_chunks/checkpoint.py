@@ -46,14 +46,30 @@ _COLUMNS_DDL = """
     chunk_start_chars bigint[],
     chunk_end_chars bigint[],
     chunk_num_tokens integer[],
-    section_text_hash ubigint
+    section_text_hash ubigint,
+    section_text_bytes bigint,
+    start_paragraph_id integer,
+    end_paragraph_id integer
 """
 
+#: Section columns carried from the sections into the checkpoint beside the
+#: chunks (SQL expressions over the section relation), so that the models
+#: after ``kilt_chunks`` need no table holding section text:
+#: ``section_text_hash`` (DuckDB's ``hash(section_text)``, which
+#: ``kilt_chunks`` checks when it pairs sections with their offsets),
+#: ``section_text_bytes`` (for the audit) and the section's KILT paragraph
+#: range (for ``kilt_chunk_spans``).
+CARRIED_COLUMNS = {
+    "section_text_hash": "hash(section_text)",
+    "section_text_bytes": "strlen(section_text)",
+    "start_paragraph_id": "start_paragraph_id",
+    "end_paragraph_id": "end_paragraph_id",
+}
+
 #: Columns of the checkpoint (and of ``int_sections_chunked``): the chunk
-#: lists of :data:`~kilt_chunks.splitting.SECTION_CHUNKS_SCHEMA` and DuckDB's
-#: ``hash(section_text)`` of the section they were cut from, which
-#: ``kilt_chunks`` checks when it pairs sections with their offsets.
-CHECKPOINT_COLUMNS = (*SECTION_CHUNKS_SCHEMA.names, "section_text_hash")
+#: lists of :data:`~kilt_chunks.splitting.SECTION_CHUNKS_SCHEMA`, then
+#: :data:`CARRIED_COLUMNS`.
+CHECKPOINT_COLUMNS = (*SECTION_CHUNKS_SCHEMA.names, *CARRIED_COLUMNS)
 
 
 def relation_exists(con: duckdb.DuckDBPyConnection, relation: object) -> bool:
@@ -170,12 +186,12 @@ def _checked_order(
         yield batch
 
 
-def _keeping_hashes(
-    batches: Iterator[pa.RecordBatch], hashes: deque[pa.Array]
+def _keeping_carried(
+    batches: Iterator[pa.RecordBatch], carried: deque[list[pa.Array]]
 ) -> Iterator[pa.RecordBatch]:
-    """Yield the batches, queueing each one's ``section_text_hash`` column."""
+    """Yield the batches, queueing each one's :data:`CARRIED_COLUMNS`."""
     for batch in batches:
-        hashes.append(batch.column("section_text_hash"))
+        carried.append([batch.column(name) for name in CARRIED_COLUMNS])
         yield batch
 
 
@@ -209,12 +225,12 @@ def _chunk_into_checkpoint(
             .aggregate("coalesce(sum(strlen(section_text)), 0)")
             .fetchall()[0][0]
         )
-    hashes: deque[pa.Array] = deque()
-    batches = _keeping_hashes(
+    carried: deque[list[pa.Array]] = deque()
+    batches = _keeping_carried(
         _checked_order(
             iter(todo.to_arrow_reader(batch_size)), (last_page, last_section)
         ),
-        hashes,
+        carried,
     )
     pairs = split_section_pairs(
         batches,
@@ -227,8 +243,11 @@ def _chunk_into_checkpoint(
         by_section=True,
     )
     for _, chunk_batch in pairs:
-        # Pairs come back in input order: the oldest hashes are this batch's.
-        rows = chunk_batch.append_column("section_text_hash", hashes.popleft())
+        # Pairs come back in input order: the oldest carried columns are this
+        # batch's.
+        rows = pa.RecordBatch.from_arrays(
+            [*chunk_batch.columns, *carried.popleft()], names=list(CHECKPOINT_COLUMNS)
+        )
         # One statement: the batch is committed whole or not at all.
         cursor.register("kilt_chunk_batch", pa.Table.from_batches([rows]))
         cursor.execute(f"insert into {CHECKPOINT_TABLE} select * from kilt_chunk_batch")
@@ -251,7 +270,8 @@ def chunk_sections_resumable(
     Args:
         con: Connection of the database that holds ``sections``.
         sections: Relation with page_order, wikipedia_id, section_order,
-            section_text, stored in (page_order, section_order) order.
+            section_text, start_paragraph_id and end_paragraph_id, stored in
+            (page_order, section_order) order.
         splitter: ``"fast"`` or ``"llama_index"``.
         chunk_size: Max chunk tokens.
         workers: Worker processes (0 = one per core).
@@ -262,7 +282,7 @@ def chunk_sections_resumable(
     Returns:
         A relation over the checkpoint table (:data:`CHECKPOINT_COLUMNS`: one
         row per section, its chunks' offsets and token counts as lists, no
-        text, and the hash of the section text they belong to),
+        text, and the :data:`CARRIED_COLUMNS` of its section),
         scanning in (page_order, section_order) order, the order of
         ``sections``.
 
@@ -270,9 +290,16 @@ def chunk_sections_resumable(
         ValueError: If the sections are not stored in order, or a section gives
             no chunk.
     """
+    # Outside dbt, sections without paragraph ranges carry NULLs there.
+    carried = {
+        name: sql if name not in ("start_paragraph_id", "end_paragraph_id")
+        or name in sections.columns
+        else "null::integer"
+        for name, sql in CARRIED_COLUMNS.items()
+    }
     sections = sections.select(
-        "page_order, wikipedia_id, section_order, section_text,"
-        " hash(section_text) as section_text_hash"
+        "page_order, wikipedia_id, section_order, section_text, "
+        + ", ".join(f"{sql} as {name}" for name, sql in carried.items())
     )
     cursor = con.cursor()
     # The fingerprint scan and the streaming need no more: DuckDB then keeps

@@ -39,6 +39,23 @@ def build_summary(db_path: str) -> str:
         row = dict(zip(audit.columns, audit.fetchall()[0], strict=True))
         info_rel = con.sql("select * from kilt_build_info")
         info = dict(zip(info_rel.columns, info_rel.fetchall()[0], strict=True))
+        has_run = con.sql(
+            "select count(*) from duckdb_tables() where table_name = 'kilt_build_run'"
+        ).fetchall()[0][0]
+        run = (
+            dict(
+                zip(
+                    ["wall_seconds", "is_complete", "failed_nodes"],
+                    con.sql(
+                        "select wall_seconds, is_complete, failed_nodes"
+                        " from kilt_build_run"
+                    ).fetchall()[0],
+                    strict=True,
+                )
+            )
+            if has_run
+            else None
+        )
         reasons = con.sql(
             "select reject_reason, count(*) from kilt_rejected_pages "
             "group by 1 order by 2 desc, 1 limit 10"
@@ -61,6 +78,18 @@ def build_summary(db_path: str) -> str:
         f"  section text      {row['section_text_bytes'] / 1e6:>12,.1f} MB",
         f"  database          {os.path.abspath(db_path)}  (table kilt_chunks)",
     ]
+    if run is not None:
+        seconds = float(run["wall_seconds"])
+        rate = row["section_text_bytes"] / 1e6 / seconds if seconds > 0 else 0.0
+        lines.append(
+            f"  last dbt run      {seconds:>12,.1f} s"
+            f"  ({rate:,.1f} MB/s of section text)"
+        )
+        if not run["is_complete"]:
+            lines.append(
+                "  last dbt run FAILED in: " + ", ".join(run["failed_nodes"])
+                + " (the figures above may be those of an earlier build)"
+            )
     export_dir = info.get("export_dir") or ""
     if export_dir:
         folder = Path(export_dir) / CHUNKS_EXPORT_SUBDIR

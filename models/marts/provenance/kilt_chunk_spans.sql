@@ -1,3 +1,5 @@
+-- depends_on: {{ ref('kilt_chunks') }}
+-- (built after the chunks: the scratch database is gone by then.)
 with
 
 chunked_sections as (
@@ -21,15 +23,17 @@ located as (
 
 ),
 
-chunks as (
-
-    select * from {{ ref('kilt_chunks') }}
-
-),
-
 sections as (
 
-    select * from {{ ref('int_sections_assembled') }}
+    -- Each section's KILT paragraph range, carried by the chunking step (no
+    -- table holding section text is read here).
+    select
+        wikipedia_id,
+        section_order,
+        start_paragraph_id,
+        end_paragraph_id
+
+    from chunked_sections
 
 ),
 
@@ -140,11 +144,15 @@ chunk_spans as (
 
 joined as (
 
+    -- chunk_id as kilt_chunks builds it (a test checks every one is there),
+    -- so no join with the chunk text is needed.
     select
-        chunks.chunk_id,
-        chunks.wikipedia_id,
-        chunks.section_order,
-        chunks.chunk_order,
+        'doc-' || chunk_spans.wikipedia_id || '_' || chunk_spans.section_order::varchar
+            || '::s-' || chunk_spans.section_order::varchar
+            || '::chunk-' || chunk_spans.chunk_order::varchar as chunk_id,
+        chunk_spans.wikipedia_id,
+        chunk_spans.section_order::integer as section_order,
+        chunk_spans.chunk_order::integer as chunk_order,
         chunk_spans.start_paragraph_id::integer as start_paragraph_id,
         chunk_spans.start_character::integer as start_character,
         chunk_spans.end_paragraph_id::integer as end_paragraph_id,
@@ -155,11 +163,6 @@ joined as (
         chunk_spans.page_order
 
     from chunk_spans
-
-    inner join chunks
-        on chunk_spans.wikipedia_id = chunks.wikipedia_id
-        and chunk_spans.section_order = chunks.section_order
-        and chunk_spans.chunk_order = chunks.chunk_order
 
 ),
 
