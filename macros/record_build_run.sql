@@ -1,17 +1,25 @@
-{% macro record_build_run(results) -%}
-    {#- on-run-end hook (the last): one row in kilt_build_run describing this
-        dbt invocation, read by `kilt-chunks summary`: when it started and
-        ended (wall time), whether every node succeeded, and which failed. -#}
-    {%- if execute -%}
-        {%- set failed = results | selectattr('status', 'in', ['error', 'fail', 'runtime error'])
-            | map(attribute='node') | map(attribute='name') | list -%}
+{% macro record_build_run(results=none) -%}
+    {#- One row in kilt_build_run describing the last `dbt build` or `dbt run`,
+        read by `kilt-chunks summary`. on-run-start (no results): the run
+        started and has not finished. on-run-end (the last hook, after the
+        export): when it ended, whether every node succeeded, which failed.
+        A build killed, or whose export failed, keeps the row of its start,
+        so the summary never shows an earlier build's figures as this one's. -#}
+    {%- if execute and flags.WHICH in ('build', 'run') -%}
+        {%- if results is none -%}
+            {%- set failed = [] -%}
+        {%- else -%}
+            {%- set failed = results | selectattr('status', 'in', ['error', 'fail', 'runtime error'])
+                | map(attribute='node') | map(attribute='name') | list -%}
+        {%- endif -%}
         create or replace table {{ target.database }}.{{ target.schema }}.kilt_build_run as
         select
             '{{ invocation_id }}' as invocation_id,
             '{{ run_started_at.isoformat() }}'::timestamptz as started_at,
-            now() as finished_at,
-            epoch(now() - '{{ run_started_at.isoformat() }}'::timestamptz) as wall_seconds,
-            {{ 'true' if failed | length == 0 else 'false' }} as is_complete,
+            {{ 'null::timestamptz' if results is none else 'now()' }} as finished_at,
+            {{ 'null::double' if results is none else "epoch(now() - '" ~ run_started_at.isoformat() ~ "'::timestamptz)" }}
+                as wall_seconds,
+            {{ 'true' if results is not none and failed | length == 0 else 'false' }} as is_complete,
             [{% for name in failed %}'{{ name }}'{% if not loop.last %}, {% endif %}{% endfor %}]::varchar[]
                 as failed_nodes
     {%- else -%}

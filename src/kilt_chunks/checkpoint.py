@@ -292,7 +292,8 @@ def chunk_sections_resumable(
     """
     # Outside dbt, sections without paragraph ranges carry NULLs there.
     carried = {
-        name: sql if name not in ("start_paragraph_id", "end_paragraph_id")
+        name: sql
+        if name not in ("start_paragraph_id", "end_paragraph_id")
         or name in sections.columns
         else "null::integer"
         for name, sql in CARRIED_COLUMNS.items()

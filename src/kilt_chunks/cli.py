@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import duckdb
@@ -13,6 +14,11 @@ from kilt_chunks.build_info import CHUNKS_EXPORT_SUBDIR
 from kilt_chunks.database import DatabaseInUseError, connect
 
 DEFAULT_DB = "kilt_chunks.duckdb"
+
+
+class IncompleteBuildError(RuntimeError):
+    """The last dbt run on the file did not finish; the message is the summary
+    of the tables as they are, followed by what failed."""
 
 
 def build_summary(db_path: str) -> str:
@@ -30,6 +36,7 @@ def build_summary(db_path: str) -> str:
         FileNotFoundError: If ``db_path`` does not exist.
         DatabaseInUseError: If a build still holds the file.
         duckdb.Error: If the file holds no finished build (missing models).
+        IncompleteBuildError: If the last `dbt build` did not finish.
     """
     if not Path(db_path).exists():
         raise FileNotFoundError(f"{db_path}: no such DuckDB file; run `dbt build`")
@@ -78,18 +85,25 @@ def build_summary(db_path: str) -> str:
         f"  section text      {row['section_text_bytes'] / 1e6:>12,.1f} MB",
         f"  database          {os.path.abspath(db_path)}  (table kilt_chunks)",
     ]
-    if run is not None:
+    if run is not None and run["wall_seconds"] is not None:
         seconds = float(run["wall_seconds"])
         rate = row["section_text_bytes"] / 1e6 / seconds if seconds > 0 else 0.0
         lines.append(
-            f"  last dbt run      {seconds:>12,.1f} s"
+            f"  build wall time   {seconds:>12,.1f} s"
             f"  ({rate:,.1f} MB/s of section text)"
         )
-        if not run["is_complete"]:
-            lines.append(
-                "  last dbt run FAILED in: " + ", ".join(run["failed_nodes"])
-                + " (the figures above may be those of an earlier build)"
-            )
+    if run is not None and not run["is_complete"]:
+        where = (
+            "failed in: " + ", ".join(run["failed_nodes"])
+            if run["failed_nodes"]
+            else "did not finish (killed, or a step after the models failed,"
+            " e.g. the export)"
+        )
+        raise IncompleteBuildError(
+            "\n".join(lines)
+            + f"\n  THE LAST dbt RUN {where}; the figures above may be those of an"
+            " earlier build: run `dbt build` again"
+        )
     export_dir = info.get("export_dir") or ""
     if export_dir:
         folder = Path(export_dir) / CHUNKS_EXPORT_SUBDIR
@@ -112,6 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="kilt-chunks", description="Section-aware chunks of KILT Wikipedia."
     )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {version('kilt-chunks')}"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     summary = commands.add_parser("summary", help="print what the last build made")
     summary.add_argument(
@@ -122,9 +139,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         print(build_summary(args.db))
+        sys.stdout.flush()
+    except IncompleteBuildError as exc:
+        print(exc)
+        return 1
     except (FileNotFoundError, DatabaseInUseError, duckdb.Error) as exc:
         print(f"kilt-chunks: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        # The reader went away (`kilt-chunks summary | head`): not an error.
+        # Point stdout at devnull so the interpreter's final flush is quiet.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 

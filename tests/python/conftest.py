@@ -29,7 +29,12 @@ class Build:
     output: str
 
     def query(self, sql: str) -> list[tuple]:
+        """Run ``sql`` on the build's DuckDB file (read-only), with its scratch
+        database attached as ``kilt_scratch`` when it was kept."""
         with duckdb.connect(str(self.db_path), read_only=True) as con:
+            scratch = Path(f"{self.db_path}.scratch")
+            if scratch.exists():
+                con.execute(f"attach '{scratch}' as kilt_scratch (read_only)")
             return con.sql(sql).fetchall()
 
 
@@ -95,8 +100,14 @@ def run_dbt_build(
 
 @pytest.fixture(scope="session")
 def sample_build(tmp_path_factory: pytest.TempPathFactory) -> Build:
-    """The bundled 106-page sample built from KILT JSON lines."""
-    return run_dbt_build(tmp_path_factory.mktemp("sample_jsonl"), SAMPLE_JSONL)
+    """The bundled 106-page sample built from KILT JSON lines, its scratch
+    database kept (``kilt_scratch.int_sections_assembled`` and
+    ``kilt_scratch.stg_kilt__pages`` can be queried)."""
+    return run_dbt_build(
+        tmp_path_factory.mktemp("sample_jsonl"),
+        SAMPLE_JSONL,
+        extra_vars={"keep_scratch": True},
+    )
 
 
 @pytest.fixture(scope="session")

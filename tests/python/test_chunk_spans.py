@@ -72,7 +72,7 @@ def test_sample_section_offsets_and_token_counts(sample_build: Build) -> None:
         " spans.section_end_char, spans.num_tokens, chunks.text"
         " from kilt_chunk_spans as spans"
         " inner join kilt_chunks as chunks on spans.chunk_id = chunks.chunk_id"
-        " inner join int_sections_assembled as sections"
+        " inner join kilt_scratch.int_sections_assembled as sections"
         " on spans.wikipedia_id = sections.wikipedia_id"
         " and spans.section_order = sections.section_order"
     )

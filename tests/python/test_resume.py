@@ -201,7 +201,12 @@ def test_chunking_restores_the_memory_limit(tmp_path: Path) -> None:
             "'One sentence. Another one.'::varchar as section_text"
         )
         chunks = chunk_sections_resumable(con, con.table("sections"), workers=1)
-        assert chunks.fetchall() == [(1, "7", 0, 1, [0], [26], [6])]
+        text_hash = con.sql("select hash('One sentence. Another one.')").fetchall()
+        # The chunk lists, then the carried section columns (this relation has
+        # no paragraph range).
+        assert chunks.fetchall() == [
+            (1, "7", 0, 1, [0], [26], [6], text_hash[0][0], 26, None, None)
+        ]
         assert _memory_limit(con) == before
 
 

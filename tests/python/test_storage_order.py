@@ -21,7 +21,7 @@ def _page_positions() -> dict[str, int]:
 def test_sections_are_stored_in_page_and_section_order(sample_build: Build) -> None:
     # A scan without ORDER BY returns the stored order.
     keys = sample_build.query(
-        "select page_order, section_order from int_sections_assembled"
+        "select page_order, section_order from kilt_scratch.int_sections_assembled"
     )
     assert len(keys) == 2043
     assert all(a < b for a, b in zip(keys, keys[1:], strict=False))
@@ -49,7 +49,7 @@ def test_page_metadata_reaches_every_chunk(sample_build: Build) -> None:
     # the page's own row for every chunk.
     assert sample_build.query(
         "select count(*) from kilt_chunks as c"
-        " join stg_kilt__pages as p on c.wikipedia_id = p.wikipedia_id"
+        " join kilt_scratch.stg_kilt__pages as p on c.wikipedia_id = p.wikipedia_id"
         " where p.is_loaded and ("
         " c.wikipedia_title is distinct from p.wikipedia_title"
         " or c.categories is distinct from p.categories"
@@ -71,6 +71,9 @@ def test_misaligned_chunk_rows_stop_kilt_chunks(
     # A chunk row missing (e.g. a table edited by hand): the positional pairing
     # must stop with a clear message rather than cut the wrong section's text.
     shutil.copy(sample_build.db_path, tmp_path / "kilt_chunks.duckdb")
+    shutil.copy(
+        f"{sample_build.db_path}.scratch", tmp_path / "kilt_chunks.duckdb.scratch"
+    )
     with duckdb.connect(str(tmp_path / "kilt_chunks.duckdb")) as con:
         con.execute(
             "delete from int_sections_chunked where page_order = "
