@@ -47,3 +47,49 @@ def test_summary_while_a_build_holds_the_database(tmp_path: Path, capsys) -> Non
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_summary_says_when_the_last_build_did_not_finish(
+    tmp_path: Path, capsys
+) -> None:
+    """An export that fails (a file where its folder should be) fails the build
+    after the models; the summary then exits 1 and says so, instead of
+    describing the tables as the new build's. The previous export is whole."""
+    from conftest import SAMPLE_JSONL, run_dbt_build
+
+    first = run_dbt_build(tmp_path, SAMPLE_JSONL)
+    assert main(["summary", "--db", str(first.db_path)]) == 0
+    assert "build wall time" in capsys.readouterr().out
+    exported = sorted(p.name for p in (first.export_dir / "kilt_chunks").iterdir())
+    (first.export_dir / ".kilt_chunks.partial").write_text("in the way")
+    failed = run_dbt_build(tmp_path, SAMPLE_JSONL, check=False)
+    assert failed.returncode != 0
+    assert main(["summary", "--db", str(first.db_path)]) == 1
+    out = capsys.readouterr().out
+    assert "chunks written           3,710" in out
+    assert "THE LAST dbt RUN did not finish" in out
+    assert sorted(p.name for p in (first.export_dir / "kilt_chunks").iterdir()) == (
+        exported
+    )
+
+
+def test_version_and_a_closed_pipe(sample_build: Build) -> None:
+    version = subprocess.run(
+        [sys.executable, "-m", "kilt_chunks.cli", "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert version.stdout.startswith("kilt-chunks 0.")
+    # `kilt-chunks summary | head -0`: the reader has closed the pipe before
+    # the summary is written (it starts in well under the import time).
+    summary = subprocess.Popen(
+        [sys.executable, "-m", "kilt_chunks.cli", "summary", "--db"]
+        + [str(sample_build.db_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    summary.stdout.close()
+    assert summary.wait() == 0
+    assert "Traceback" not in summary.stderr.read()
