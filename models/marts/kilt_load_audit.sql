@@ -25,7 +25,11 @@ page_counts as (
         count(*) filter (where is_loaded) as pages_loaded,
         count(*) filter (where not is_loaded) as pages_rejected,
         count(*) filter (where reject_reason like 'duplicate wikipedia_id%')
-            as pages_duplicate
+            as pages_duplicate,
+        count(*) filter (where is_loaded and is_pageid_coerced) as pageid_coerced,
+        count(*) filter (where is_loaded and is_parentid_coerced)
+            as parentid_coerced,
+        count(*) filter (where is_loaded and is_revid_coerced) as revid_coerced
 
     from pages
 
@@ -87,7 +91,10 @@ audit as (
         coalesce(section_candidates.sections_total, 0) - section_counts.sections_kept
             as sections_dropped,
         section_counts.chunks_written,
-        coalesce(section_counts.section_text_bytes, 0) as section_text_bytes
+        coalesce(section_counts.section_text_bytes, 0) as section_text_bytes,
+        page_counts.pageid_coerced,
+        page_counts.parentid_coerced,
+        page_counts.revid_coerced
 
     from page_counts
 

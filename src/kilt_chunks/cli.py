@@ -83,6 +83,11 @@ def build_summary(db_path: str) -> str:
         f"  sections dropped  {row['sections_dropped']:>12,}  (empty or white space)",
         f"  chunks written    {row['chunks_written']:>12,}",
         f"  section text      {row['section_text_bytes'] / 1e6:>12,.1f} MB",
+        *(
+            f"  {field} not an integer {row[field + '_coerced']:>6,}  (stored as NULL)"
+            for field in ("pageid", "parentid", "revid")
+            if row.get(field + "_coerced")
+        ),
         f"  database          {os.path.abspath(db_path)}  (table kilt_chunks)",
     ]
     if run is not None and run["wall_seconds"] is not None:

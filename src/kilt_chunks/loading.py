@@ -25,11 +25,13 @@ import hashlib
 import queue
 import re
 import threading
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 
 InputKind = Literal["jsonl", "parquet", "hf_disk", "hf_hub"]
@@ -180,27 +182,29 @@ def _missing_or_mistyped(field: str, wrong_type: str) -> str:
                 end"""
 
 
+#: Lines read per block by the JSON lines reader (and parsed by one query).
+LINES_PER_BLOCK = 2048
+
+#: Name under which each block of lines is registered for :func:`_jsonl_query`.
+_LINES_RELATION = "kilt_line_block"
+
+_LINE_BLOCK_SCHEMA = pa.schema([("line", pa.string()), ("read_error", pa.string())])
+
+
 def _jsonl_query(file: Path) -> str:
-    # Each line is read whole as text (0x1F never occurs unescaped in JSON; LF or
-    # CRLF line ends; an empty line reads as NULL and is rejected), then
-    # parsed with an explicit structure, so nothing is sampled or skipped. The
-    # scan keeps line order; line numbers are counted as batches stream out.
+    # The lines of one block (registered as _LINES_RELATION by
+    # _jsonl_batches: split by Python, never by a parser whose state machine
+    # could stop at one odd byte), parsed with an explicit structure, so
+    # nothing is sampled or skipped. read_error names a line that is not text
+    # (invalid UTF-8) or too long.
     return f"""
     with lines as not materialized (
         select
             {_sql_str(str(file))} as source_file,
-            line
-        from read_csv(
-            {_sql_str(str(file))},
-            columns = {{'line': 'VARCHAR'}},
-            delim = '\\x1f',
-            quote = '',
-            escape = '',
-            header = false,
-            auto_detect = false,
-            max_line_size = {MAX_LINE_BYTES},
-            buffer_size = {MAX_LINE_BYTES}
-        )
+            -- With its line end (LF or CRLF), white space to JSON.
+            line,
+            read_error
+        from {_LINES_RELATION}
     ),
 
     parsed as not materialized (
@@ -210,6 +214,7 @@ def _jsonl_query(file: Path) -> str:
         select
             source_file,
             line,
+            read_error,
             json_valid(line) as is_valid,
             case when json_valid(line) then
                 json_transform(line, '{_JSON_STRUCTURE}')
@@ -233,7 +238,10 @@ def _jsonl_query(file: Path) -> str:
         page.history.url,
         page.wikidata_info.wikidata_id,
         case
-            when line is null or trim(line) = '' then 'empty line'
+            when read_error is not null then read_error
+            when line is null
+                or trim(line, ' ' || chr(9) || chr(10) || chr(13)) = ''
+                then 'empty line'
             when not is_valid then 'invalid JSON (truncated or malformed line)'
             when json_type(line) <> 'OBJECT' then 'line is not a JSON object'
             {_missing_or_mistyped("wikipedia_id", "not a string")}
@@ -255,6 +263,120 @@ def _jsonl_query(file: Path) -> str:
         end as reject_reason
     from parsed
     """
+
+
+#: Bytes read at a time by the JSON lines reader.
+READ_BYTES = 8 * 2**20
+
+
+def _line_blocks(file: Path) -> Iterator[pa.Table]:
+    """The lines of a JSON lines file (plain or gzip), at most
+    :data:`LINES_PER_BLOCK` at a time: columns ``line`` and ``read_error``.
+
+    Lines are split at LF only and keep their line end (LF or CRLF: white
+    space to JSON; any other CR, or NUL, stays in its line, where the JSON
+    check rejects it). A line that is not UTF-8 is kept as a NULL line with
+    ``read_error`` "invalid UTF-8 bytes", one longer than
+    :data:`MAX_LINE_BYTES` as "line longer than ... bytes": each is one
+    rejected row, and the lines after it keep their numbers. The lines are
+    found with NumPy and become an Arrow string array over the bytes read
+    (no copy); Arrow checks the UTF-8, and only a block holding a bad line is
+    decoded line by line.
+
+    Raises:
+        OSError, EOFError, zlib.error: If the file cannot be read (a truncated
+            gzip file).
+    """
+    opener = gzip.open if _is_gzip(file) else open
+    with opener(file, "rb") as f:
+        rest = b""
+        while chunk := f.read(READ_BYTES):
+            data = rest + chunk if rest else chunk
+            ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10) + 1
+            if len(ends) == 0:
+                rest = data
+                continue
+            rest = data[int(ends[-1]) :]
+            yield from _blocks(data, ends)
+        if rest:
+            yield from _blocks(rest, np.array([len(rest)]))
+
+
+def _blocks(data: bytes, ends: np.ndarray) -> Iterator[pa.Table]:
+    """Lines ``data[ends[k-1]:ends[k]]`` (``ends[-1]`` at most ``len(data)``)
+    as blocks of :data:`LINES_PER_BLOCK`, bad lines marked."""
+    offsets = np.concatenate([[0], ends]).astype(np.int32)
+    lines = pa.StringArray.from_buffers(
+        len(ends), pa.py_buffer(offsets), pa.py_buffer(data)
+    )
+    too_long = bool((np.diff(offsets) > MAX_LINE_BYTES).any())
+    for start in range(0, len(ends), LINES_PER_BLOCK):
+        block = lines.slice(start, LINES_PER_BLOCK)
+        errors = pa.nulls(len(block), pa.string())
+        if not too_long:
+            try:
+                block.validate(full=True)
+                yield pa.table([block, errors], schema=_LINE_BLOCK_SCHEMA)
+                continue
+            except pa.ArrowInvalid:
+                pass  # some line is not UTF-8: find it below
+        yield _decoded_block(block.cast(pa.binary()).to_pylist())
+
+
+def _decoded_block(lines: list[bytes]) -> pa.Table:
+    """A block holding a bad line, decoded line by line (see _line_blocks)."""
+    texts: list[str | None] = []
+    reasons: list[str | None] = []
+    for line in lines:
+        if len(line) > MAX_LINE_BYTES:
+            texts.append(None)
+            reasons.append(f"line longer than {MAX_LINE_BYTES:,} bytes")
+            continue
+        try:
+            texts.append(line.decode("utf-8"))
+            reasons.append(None)
+        except UnicodeDecodeError:
+            texts.append(None)
+            reasons.append("invalid UTF-8 bytes")
+    return pa.table([texts, reasons], schema=_LINE_BLOCK_SCHEMA)
+
+
+def _is_gzip(file: Path) -> bool:
+    with file.open("rb") as f:
+        return f.read(2) == b"\x1f\x8b"
+
+
+def _jsonl_batches(
+    con: duckdb.DuckDBPyConnection, file: Path, batch_size: int
+) -> Iterator[pa.RecordBatch]:
+    """Raw page rows of one JSON lines file, parsed block by block.
+
+    Raises:
+        KiltInputError: If the file cannot be read on (a truncated or corrupt
+            gzip file), naming the file and the line reached.
+    """
+    query = _jsonl_query(file)
+    # Read and split in a thread of their own, a few blocks ahead of parsing.
+    blocks = _read_ahead(_line_blocks(file))
+    lines_done = 0
+    while True:
+        try:
+            block = next(blocks, None)
+        except (OSError, EOFError, zlib.error) as exc:
+            problem = (
+                "truncated or corrupt gzip file (a partial download?): "
+                if _is_gzip(file)
+                else ""
+            )
+            raise KiltInputError(
+                f"file {file}, after line {lines_done:,}: {problem}{exc}"
+            ) from exc
+        if block is None:
+            break
+        lines_done += block.num_rows
+        con.register(_LINES_RELATION, block)
+        yield from con.sql(query).to_arrow_table().to_batches(batch_size)
+    con.unregister(_LINES_RELATION)
 
 
 def _hf_shape_query(relation: str) -> str:
@@ -312,35 +434,42 @@ def _load_hf_dataset(kilt_path: str) -> pa.Table:
     return ds.with_format("arrow")[:]
 
 
-def kilt_pages_relations(
-    con: duckdb.DuckDBPyConnection, kilt_path: str
-) -> Iterator[duckdb.DuckDBPyRelation]:
-    """Lazy DuckDB relations of raw page rows for ``kilt_path``, one per file.
+def kilt_page_batches(
+    con: duckdb.DuckDBPyConnection, kilt_path: str, batch_size: int = 2048
+) -> Iterator[Iterator[pa.RecordBatch]]:
+    """Raw page rows of ``kilt_path`` as Arrow batches, one iterator per file.
 
     Args:
-        con: Connection that will run the queries.
+        con: Connection that runs the parsing queries.
         kilt_path: Input path (see module docstring).
+        batch_size: Most rows per batch.
 
     Yields:
-        Relations with the columns of :data:`RAW_PAGE_SCHEMA` except
-        ``page_order`` and ``line_number``, one row per input line (JSON) or
-        record (Parquet, datasets), in input order; files in name order.
+        Per input file (in name order), an iterator of batches with the
+        columns of :data:`RAW_PAGE_SCHEMA` except ``page_order`` and
+        ``line_number``: one row per input line (JSON) or record (Parquet,
+        datasets), in input order.
 
     Raises:
         KiltInputError: If the path is missing or not a KILT input.
     """
     kind = detect_input_kind(kilt_path)
-    if kind in ("jsonl", "parquet"):
-        query = _jsonl_query if kind == "jsonl" else _parquet_query
+    if kind == "jsonl":
         for file in _input_files(kilt_path, kind):
-            yield con.sql(query(file))
+            yield _jsonl_batches(con, file, batch_size)
+        return
+    if kind == "parquet":
+        for file in _input_files(kilt_path, kind):
+            yield iter(con.sql(_parquet_query(file)).to_arrow_reader(batch_size))
         return
     table = _load_hf_dataset(kilt_path)
     con.register("kilt_hf_pages", table)
-    yield con.sql(
-        _hf_shape_query(
-            f"(select *, {_sql_str(kilt_path)} as source_file from kilt_hf_pages)"
-        )
+    yield iter(
+        con.sql(
+            _hf_shape_query(
+                f"(select *, {_sql_str(kilt_path)} as source_file from kilt_hf_pages)"
+            )
+        ).to_arrow_reader(batch_size)
     )
 
 
@@ -537,9 +666,9 @@ def _numbered_batches(
 ) -> Iterator[pa.RecordBatch]:
     page_order = 0
     try:
-        for relation in kilt_pages_relations(con, kilt_path):
+        for batches in kilt_page_batches(con, kilt_path, batch_size):
             line_number = 0
-            for batch in relation.to_arrow_reader(batch_size):
+            for batch in batches:
                 n = batch.num_rows
                 orders = pa.array(range(page_order + 1, page_order + n + 1), pa.int64())
                 lines = pa.array(
@@ -553,11 +682,14 @@ def _numbered_batches(
                     [columns[name] for name in RAW_PAGE_SCHEMA.names],
                     names=RAW_PAGE_SCHEMA.names,
                 ).cast(RAW_PAGE_SCHEMA)
-    except (duckdb.Error, OSError) as exc:
-        # A read error in the first vector is raised by DuckDB itself; one
-        # further on reaches us through the Arrow stream as an OSError
-        # (pyarrow's ArrowIOError) carrying DuckDB's message.
-        error = explain_read_error(kilt_path, exc)
+    except (duckdb.Error, OSError, KiltInputError) as exc:
+        # DuckDB's errors (Parquet), and a JSON lines file that cannot be
+        # read on (KiltInputError from _jsonl_batches).
+        error = (
+            KiltInputError(f"kilt_path {kilt_path!r}: {exc}")
+            if isinstance(exc, KiltInputError)
+            else explain_read_error(kilt_path, exc)
+        )
         if on_error != "row":
             raise error from exc
         row = {name: [None] for name in RAW_PAGE_SCHEMA.names}

@@ -88,7 +88,7 @@ def _previous_record(
     if record_relation is None:
         return None
     try:
-        rows = con.execute(f"select * from {record_relation}").fetch_arrow_table()
+        rows = con.sql(f"select * from {record_relation}").to_arrow_table()
     except duckdb.CatalogException:
         return None
     if rows.num_rows != 1 or rows.schema.names != LOAD_RECORD_SCHEMA.names:

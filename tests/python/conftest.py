@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -114,6 +115,16 @@ def sample_build(tmp_path_factory: pytest.TempPathFactory) -> Build:
 def sample_parquet_build(tmp_path_factory: pytest.TempPathFactory) -> Build:
     """The same sample built from the Hugging Face Parquet shape."""
     return run_dbt_build(tmp_path_factory.mktemp("sample_parquet"), SAMPLE_PARQUET)
+
+
+def copy_build(build: Build, workdir: Path) -> None:
+    """Copy a build's DuckDB file, and its scratch database if kept, into
+    workdir (where :func:`run_dbt_build` points ``KILT_CHUNKS_DB``)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(build.db_path, workdir / "kilt_chunks.duckdb")
+    scratch = Path(f"{build.db_path}.scratch")
+    if scratch.exists():
+        shutil.copyfile(scratch, workdir / "kilt_chunks.duckdb.scratch")
 
 
 def read_pages(path: Path) -> list[dict]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -172,6 +173,16 @@ def test_history_and_wikidata_problems_give_nulls(bad_lines_build: Build) -> Non
             None,
         ),
     ]
+    # The pageid "abc" became NULL: counted per field in the audit, shown by
+    # the summary, and a dbt warning (the build still succeeds).
+    assert bad_lines_build.query(
+        "select pageid_coerced, parentid_coerced, revid_coerced from kilt_load_audit"
+    ) == [(1, 0, 0)]
+    assert "WARN 1 no_history_id_coerced_to_null" in bad_lines_build.output
+    from kilt_chunks.cli import build_summary
+
+    summary = build_summary(str(bad_lines_build.db_path))
+    assert "pageid not an integer      1  (stored as NULL)" in summary
 
 
 def test_non_latin_scripts_and_emoji_survive(bad_lines_build: Build) -> None:
@@ -216,41 +227,29 @@ def test_empty_file_stops_the_build(tmp_path: Path) -> None:
     assert "input is empty (no lines to read)" in _failed_build(tmp_path, empty)
 
 
-def test_invalid_utf8_stops_the_build_naming_the_line(tmp_path: Path) -> None:
-    bad = tmp_path / "bad_utf8.jsonl"
-    good = _page("1", "One", ["One\n", "Body.\n"]).encode()
-    bad.write_bytes(good + b"\n" + b'{"wikipedia_id": "2", "text": ["\xff\xfe"]}\n')
-    output = _failed_build(tmp_path, bad)
-    assert "bad_utf8.jsonl, line 2: invalid UTF-8 bytes" in output
-
-
-def _good_lines_then_invalid_utf8(path: Path, good_lines: int) -> None:
+def test_bad_bytes_are_rejected_line_by_line_and_the_build_goes_on(
+    tmp_path: Path,
+) -> None:
+    """Invalid UTF-8 and raw carriage returns in a line (they used to stop
+    the whole build) are rejected with their file, line and reason, past the
+    reader's first block too; every other page is chunked."""
+    bad = tmp_path / "bad_bytes.jsonl"
     lines = [
-        _page(str(i), f"P{i}", [f"P{i}\n", "Body.\n"]).encode()
-        for i in range(1, good_lines + 1)
+        _page(str(i), f"P{i}", [f"P{i}\n", "Body.\n"]).encode() for i in range(1, 2_101)
     ]
-    lines.append(b'{"wikipedia_id": "0", "text": ["\xff\xfe"]}')
-    path.write_bytes(b"\n".join(lines) + b"\n")
-
-
-def test_invalid_utf8_after_the_first_vector_names_the_line(tmp_path: Path) -> None:
-    # Past DuckDB's first 2,048-line vector the error arrives through the Arrow
-    # stream (an OSError), not as a duckdb.Error.
-    from kilt_chunks.loading import UNREADABLE_INPUT, KiltInputError, read_kilt_pages
-
-    bad = tmp_path / "late_bad_utf8.jsonl"
-    _good_lines_then_invalid_utf8(bad, 5000)
-    with pytest.raises(KiltInputError, match=r"line 5001: invalid UTF-8 bytes"):
-        read_kilt_pages(str(bad)).read_all()
-    table = read_kilt_pages(str(bad), on_error="row").read_all()
-    last = table.slice(table.num_rows - 1).to_pylist()[0]
-    assert last["reject_reason"].startswith(UNREADABLE_INPUT)
-    assert (
-        "late_bad_utf8.jsonl, line 5001: invalid UTF-8 bytes" in last["reject_reason"]
-    )
-    output = _failed_build(tmp_path, bad)
-    assert "late_bad_utf8.jsonl, line 5001: invalid UTF-8 bytes" in output
-    assert "Traceback" not in output
+    lines[1] = b'{"wikipedia_id": "x", "text": ["\xff\xfe"]}'
+    lines[2_059] = _page("cr", "CR", ["CR\n", "a\rb\n"]).encode().replace(b"\\r", b"\r")
+    bad.write_bytes(b"\n".join(lines) + b"\r\n")
+    build = run_dbt_build(tmp_path, bad, extra_vars={"export_dir": ""})
+    assert build.query(
+        "select line_number, reject_reason from kilt_rejected_pages"
+    ) == [
+        (2, "invalid UTF-8 bytes"),
+        (2_060, "invalid JSON (truncated or malformed line)"),
+    ]
+    assert build.query(
+        "select lines_read, pages_chunked, pages_rejected from kilt_load_audit"
+    ) == [(2_100, 2_098, 2)]
 
 
 def test_truncated_gzip_stops_the_build(tmp_path: Path) -> None:
@@ -258,7 +257,9 @@ def test_truncated_gzip_stops_the_build(tmp_path: Path) -> None:
     truncated = tmp_path / "kilt.json.gz"
     truncated.write_bytes(full[: len(full) // 2])
     output = _failed_build(tmp_path, truncated)
-    assert "kilt.json.gz: truncated or corrupt gzip file" in output
+    assert re.search(
+        r"kilt.json.gz, after line [\d,]+: truncated or corrupt gzip file", output
+    )
 
 
 def test_directory_of_shards_builds_like_one_file(

@@ -150,3 +150,77 @@ def test_input_signature_follows_the_file_not_its_spelling(tmp_path: Path) -> No
     path.write_text('{"wikipedia_id": "1"}\n')
     os.utime(path, ns=(2_000_000_000, 2_000_000_000))
     assert input_signature(str(path)) != first  # modification time changed
+
+
+def _json_page(page_id: int) -> bytes:
+    return (
+        f'{{"wikipedia_id": "{page_id}", "wikipedia_title": "P{page_id}",'
+        f' "text": ["P{page_id}\\n", "Body {page_id}.\\n"]}}'
+    ).encode()
+
+
+#: Lines no parser state machine may die on: each is rejected alone, with its
+#: reason, and the lines after it keep their numbers.
+BAD_LINES = {
+    b'{"wikipedia_id": "x", "text": ["a\rb"]}': "invalid JSON",  # raw CR in a string
+    b"\xff\xfe not UTF-8 \xc3": "invalid UTF-8 bytes",
+    b'{"wikipedia_id": "n\x00ul"}': "invalid JSON",  # raw NUL
+    b'{"a": 1}\r{"b": 2}': "invalid JSON",  # a lone CR as a line separator
+    b"\x07\x1b[31m": "invalid JSON",  # control characters
+}
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_bad_bytes_reject_their_line_and_keep_line_numbers(
+    tmp_path: Path, compress: bool
+) -> None:
+    """Bad lines at the start, the middle, after line 2,048 (a block of the
+    reader) and at the end; a CR before the LF (CRLF, and CR CR LF) and as
+    the file's last byte is only a line end or white space."""
+    lines: list[bytes] = []
+    expected_bad: dict[int, str] = {}
+    good = 0
+    for number in range(1, 4_200):
+        if number in (1, 1_000, 2_049, 4_199):
+            bad, reason = list(BAD_LINES.items())[number % len(BAD_LINES)]
+            lines.append(bad + b"\n")
+            expected_bad[number] = reason
+        else:
+            good += 1
+            end = b"\r\r\n" if number == 7 else b"\r\n" if number % 2 else b"\n"
+            lines.append(_json_page(number) + end)
+    lines.append(_json_page(5_000) + b"\r")  # CR as the very last byte
+    data = b"".join(lines)
+    path = tmp_path / ("pages.jsonl.gz" if compress else "pages.jsonl")
+    path.write_bytes(gzip.compress(data) if compress else data)
+    rows = read_kilt_pages(str(path)).read_all().to_pylist()
+    assert len(rows) == 4_200
+    assert [r["line_number"] for r in rows] == list(range(1, 4_201))
+    rejected = {
+        r["line_number"]: r["reject_reason"] for r in rows if r["reject_reason"]
+    }
+    assert set(rejected) == set(expected_bad)
+    for number, reason in expected_bad.items():
+        assert rejected[number].startswith(reason), (number, rejected[number])
+    assert rows[6]["wikipedia_id"] == "7"
+    assert rows[-1]["wikipedia_id"] == "5000"
+    assert rows[-1]["text"] == ["P5000\n", "Body 5000.\n"]
+
+
+def test_shards_number_their_own_lines(tmp_path: Path) -> None:
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    (shards / "a.jsonl").write_bytes(_json_page(1) + b"\n\xff\n" + _json_page(2))
+    with gzip.open(shards / "b.jsonl.gz", "wb") as f:
+        f.write(b"\xc3\n" + _json_page(3) + b"\n")
+    rows = read_kilt_pages(str(shards)).read_all().to_pylist()
+    assert [
+        (r["line_number"], r["wikipedia_id"], r["reject_reason"]) for r in rows
+    ] == [
+        (1, "1", None),
+        (2, None, "invalid UTF-8 bytes"),
+        (3, "2", None),
+        (1, None, "invalid UTF-8 bytes"),
+        (2, "3", None),
+    ]
+    assert [r["page_order"] for r in rows] == [1, 2, 3, 4, 5]

@@ -191,9 +191,9 @@ def test_partial_build_creates_a_missing_export_dir(
 ) -> None:
     """The export hook makes its folder itself (a partial build runs without
     kilt_build_info), and a file in the way stops it with a message naming it."""
-    import shutil
+    from conftest import copy_build
 
-    shutil.copyfile(sample_build.db_path, tmp_path / sample_build.db_path.name)
+    copy_build(sample_build, tmp_path)
     nested = tmp_path / "new" / "exports"
     run_dbt_build(
         tmp_path,

@@ -31,7 +31,9 @@ TASK_FILE = FIXTURES / "kilt_tasks" / f"{TASK}.jsonl"
 
 @pytest.fixture(scope="module")
 def build(tmp_path_factory: pytest.TempPathFactory, sample_build: Build) -> Build:
-    """The sample build, copied, with the provenance models rebuilt for the task."""
+    """The sample build's DuckDB file alone (no scratch database: the
+    provenance models read only the main file), with the provenance models
+    rebuilt for the task."""
     workdir = tmp_path_factory.mktemp("provenance")
     shutil.copyfile(sample_build.db_path, workdir / sample_build.db_path.name)
     return run_dbt_build(
@@ -272,7 +274,9 @@ def test_partial_marts_build_keeps_qrels_and_other_files(
     COPY overwrite deletes every file below its target, and a partial build
     (`--select path:models/marts` skips the Python marts) must not take the
     qrels, or a user's own files, with it."""
-    shutil.copyfile(sample_build.db_path, tmp_path / sample_build.db_path.name)
+    from conftest import copy_build
+
+    copy_build(sample_build, tmp_path)
     exports = tmp_path / "exports"
     exports.mkdir()
     (exports / "notes.txt").write_text("mine\n")

@@ -27,7 +27,12 @@ typed as (
         nullif(url, '') as url,
         nullif(wikidata_id, '') as wikidata_id,
         reject_reason,
-        reject_reason is null as is_loaded
+        reject_reason is null as is_loaded,
+        -- A history id given but not an integer becomes NULL: counted, per
+        -- field, in kilt_load_audit (never silently).
+        {{ is_coerced('pageid') }} as is_pageid_coerced,
+        {{ is_coerced('parentid') }} as is_parentid_coerced,
+        {{ is_coerced('revid') }} as is_revid_coerced
 
     from pages
 
