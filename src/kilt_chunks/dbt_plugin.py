@@ -17,6 +17,7 @@ from dbt.adapters.duckdb.plugins import BasePlugin
 
 from kilt_chunks.build_info import prepare_export_dir, replace_folder
 from kilt_chunks.database import DatabaseInUseError, connect, memory_limit_bytes
+from kilt_chunks.settings import KNOWN_VARIABLES, settings_problems_json
 
 #: Smallest memory limit accepted for the build's DuckDB (bytes). The bundled
 #: sample builds at 40 MB and fails at 30 MB (DuckDB's "Out of Memory Error" in
@@ -128,8 +129,9 @@ def _move_into_place_sql(partial: str, target: str) -> str:
 
 
 def register_functions(conn: duckdb.DuckDBPyConnection) -> None:
-    """Register :data:`EXPORT_DIR_FUNCTION`, :data:`REMOVE_FILE_FUNCTION` and
-    :data:`MOVE_FUNCTION` on ``conn``."""
+    """Register :data:`EXPORT_DIR_FUNCTION`, :data:`REMOVE_FILE_FUNCTION`,
+    :data:`MOVE_FUNCTION` and the settings check (``kilt_settings_problems``,
+    ``kilt_settings_names``: :mod:`kilt_chunks.settings`) on ``conn``."""
     register_export_dir_function(conn)
     conn.create_function(
         REMOVE_FILE_FUNCTION,
@@ -137,6 +139,18 @@ def register_functions(conn: duckdb.DuckDBPyConnection) -> None:
         [duckdb.sqltype("VARCHAR")],
         duckdb.sqltype("VARCHAR"),
         side_effects=True,
+    )
+    conn.create_function(
+        "kilt_settings_problems",
+        settings_problems_json,
+        [duckdb.sqltype("VARCHAR"), duckdb.sqltype("VARCHAR")],
+        duckdb.sqltype("VARCHAR"),
+    )
+    conn.create_function(
+        "kilt_settings_names",
+        lambda: ",".join(KNOWN_VARIABLES),
+        [],
+        duckdb.sqltype("VARCHAR"),
     )
     conn.create_function(
         MOVE_FUNCTION,

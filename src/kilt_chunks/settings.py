@@ -1,0 +1,115 @@
+"""The build's dbt variables: their allowed values, checked before any input
+is read.
+
+The ``on-run-start`` hook (macro ``check_settings``) passes the variables given
+on the command line (``--vars``) and the values in effect to
+:func:`settings_problems` through the SQL function
+``kilt_settings_problems`` (registered by :mod:`kilt_chunks.dbt_plugin`), and
+stops the build with every problem, one line each, when there is any: a typo
+such as ``kilt_pth`` would otherwise build the bundled sample and end green.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+#: The splitter names (``kilt_chunks.splitting.SPLITTERS``; not imported
+#: here, so that the check costs dbt no start-up time).
+SPLITTER_CHOICES = ("fast", "llama_index")
+
+__all__ = ["KNOWN_VARIABLES", "settings_problems"]
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _int_at_least(low: int) -> Callable[[Any], str | None]:
+    def check(value: Any) -> str | None:
+        if not _is_int(value) or value < low:
+            return f"must be a whole number of at least {low}"
+        return None
+
+    return check
+
+
+def _number_at_least(low: float) -> Callable[[Any], str | None]:
+    def check(value: Any) -> str | None:
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < low:
+            return f"must be a number of at least {low:g}"
+        return None
+
+    return check
+
+
+def _boolean(value: Any) -> str | None:
+    if isinstance(value, bool) or str(value).lower() in ("true", "false", "1", "0"):
+        return None
+    return "must be true or false"
+
+
+def _one_of(choices: tuple[str, ...]) -> Callable[[Any], str | None]:
+    def check(value: Any) -> str | None:
+        if value not in choices:
+            return "must be one of " + ", ".join(repr(c) for c in choices)
+        return None
+
+    return check
+
+
+def _text(value: Any) -> str | None:
+    return None if isinstance(value, str) else "must be text (a path)"
+
+
+#: Every variable of the project (``dbt_project.yml``), with its check: None
+#: when the value is allowed, else what is wrong.
+KNOWN_VARIABLES: dict[str, Callable[[Any], str | None]] = {
+    "kilt_path": _text,
+    "export_dir": _text,
+    "export_rows_per_file": _int_at_least(2048),
+    "splitter": _one_of(SPLITTER_CHOICES),
+    "chunk_size": _int_at_least(1),
+    "workers": _int_at_least(0),
+    "batch_size": _int_at_least(1),
+    "progress_seconds": _number_at_least(0),
+    "kilt_tasks": _text,
+    "compress_text": _boolean,
+    "keep_scratch": _boolean,
+}
+
+
+def settings_problems(given: Mapping[str, Any], values: Mapping[str, Any]) -> list[str]:
+    """What is wrong with the build's variables, one line per problem.
+
+    Args:
+        given: The variables given with ``--vars`` (names as typed).
+        values: Every known variable's value in effect (defaults included).
+
+    Returns:
+        Lines such as ``unknown variable 'kilt_pth' (did you mean
+        'kilt_path'?)`` or ``workers = -1: must be a whole number of at least
+        0``; empty when everything is fine.
+    """
+    problems = []
+    for name in given:
+        if name not in KNOWN_VARIABLES:
+            close = difflib.get_close_matches(name, KNOWN_VARIABLES, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            problems.append(
+                f"unknown variable {name!r}{hint}; known: " + ", ".join(KNOWN_VARIABLES)
+            )
+    for name, check in KNOWN_VARIABLES.items():
+        if name in values:
+            problem = check(values[name])
+            if problem is not None:
+                problems.append(f"{name} = {values[name]!r}: {problem}")
+    return problems
+
+
+def settings_problems_json(given_json: str, values_json: str) -> str:
+    """:func:`settings_problems` over JSON arguments, as one text ("" if none):
+    the SQL function ``kilt_settings_problems`` the hook calls."""
+    return "\n".join(settings_problems(json.loads(given_json), json.loads(values_json)))

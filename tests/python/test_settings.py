@@ -1,0 +1,83 @@
+"""The build's variables are checked before any input is read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import run_dbt_build
+from kilt_chunks.settings import KNOWN_VARIABLES, SPLITTER_CHOICES, settings_problems
+from kilt_chunks.splitting import SPLITTERS
+
+DEFAULTS = {
+    "kilt_path": "data/kilt_enwiki2016_sample.jsonl",
+    "export_dir": "exports",
+    "export_rows_per_file": 500000,
+    "splitter": "fast",
+    "chunk_size": 256,
+    "workers": 0,
+    "batch_size": 2000,
+    "progress_seconds": 30,
+    "kilt_tasks": "",
+    "compress_text": False,
+    "keep_scratch": False,
+}
+
+
+def test_defaults_pass_and_every_project_variable_is_known() -> None:
+    assert settings_problems({}, DEFAULTS) == []
+    project = (Path(__file__).parents[2] / "dbt_project.yml").read_text()
+    for name in KNOWN_VARIABLES:
+        assert f"\n  {name}:" in project
+    assert SPLITTER_CHOICES == tuple(SPLITTERS)
+
+
+def test_unknown_names_get_the_closest_known_one() -> None:
+    problems = settings_problems({"kilt_pth": "/data/kilt.json"}, DEFAULTS)
+    assert len(problems) == 1
+    assert problems[0].startswith(
+        "unknown variable 'kilt_pth' (did you mean 'kilt_path'?)"
+    )
+    assert "(did you mean" not in settings_problems({"zzz": 1}, DEFAULTS)[0]
+
+
+def test_each_bad_value_is_one_line() -> None:
+    bad = {
+        **DEFAULTS,
+        "splitter": "sentence",
+        "workers": -1,
+        "chunk_size": "256",
+        "batch_size": 0,
+        "export_rows_per_file": 100,
+        "progress_seconds": -5,
+        "compress_text": "maybe",
+    }
+    problems = settings_problems({}, bad)
+    assert problems == [
+        "export_rows_per_file = 100: must be a whole number of at least 2048",
+        "splitter = 'sentence': must be one of 'fast', 'llama_index'",
+        "chunk_size = '256': must be a whole number of at least 1",
+        "workers = -1: must be a whole number of at least 0",
+        "batch_size = 0: must be a whole number of at least 1",
+        "progress_seconds = -5: must be a number of at least 0",
+        "compress_text = 'maybe': must be true or false",
+    ]
+    assert settings_problems({}, {**DEFAULTS, "workers": True}) != []
+    assert settings_problems({}, {**DEFAULTS, "progress_seconds": 0.5}) == []
+
+
+def test_a_typo_stops_the_build_before_the_input_is_read(tmp_path: Path) -> None:
+    build = run_dbt_build(
+        tmp_path,
+        tmp_path / "not_there.jsonl",
+        extra_vars={"chunk_overlap": 32, "splitter": "sentence"},
+        check=False,
+    )
+    assert build.returncode != 0
+    assert "unknown variable 'chunk_overlap' (did you mean 'chunk_size'?)" in (
+        build.output
+    )
+    assert "splitter = 'sentence': must be one of 'fast', 'llama_index'" in (
+        build.output
+    )
+    assert "no such file or directory" not in build.output
+    assert "Traceback" not in build.output
