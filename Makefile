@@ -25,6 +25,10 @@ summary: setup
 test: setup
 	$(BIN)/pytest
 
+# The inner loop: every test that does not run dbt (about a minute).
+test-fast: setup
+	$(BIN)/pytest -m "not dbt"
+
 lint: setup
 	$(BIN)/ruff check src tests bench python_models
 	$(BIN)/ruff format --check src tests bench python_models

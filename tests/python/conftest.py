@@ -131,3 +131,43 @@ def read_pages(path: Path) -> list[dict]:
     """Pages of a KILT JSON lines file."""
     with path.open(encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]
+
+
+#: Names whose use in a test (fixtures, or calls in its body) means it runs dbt.
+_DBT_MARKERS = (
+    "sample_build",
+    "sample_parquet_build",
+    "bad_lines_build",
+    "run_dbt_build",
+    "dbt_command",
+    "_start_build",
+    "_failed_build",
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "dbt: runs dbt (a build); `make test-fast` leaves these out"
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that runs dbt (`-m "not dbt"` is the fast lane)."""
+    import inspect
+
+    for item in items:
+        function = getattr(item, "function", None)
+        source = inspect.getsource(function) if function else ""
+        used = set(getattr(item, "fixturenames", ())) | {
+            name for name in _DBT_MARKERS if name in source
+        }
+        module_fixtures = {
+            name
+            for name, value in vars(item.module).items()
+            if getattr(value, "_pytestfixturefunction", None) is not None
+            or type(value).__name__ == "FixtureFunctionDefinition"
+        }
+        if used & set(_DBT_MARKERS) or (
+            used & module_fixtures and "run_dbt_build" in inspect.getsource(item.module)
+        ):
+            item.add_marker(pytest.mark.dbt)
