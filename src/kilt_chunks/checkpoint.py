@@ -186,6 +186,39 @@ def _checked_order(
         yield batch
 
 
+#: Pages per query of the sections (see :func:`_windowed`): about 60 MB of
+#: section text on KILT's pages, held in memory while it is chunked.
+WINDOW_PAGES = 25_000
+
+
+def _windowed(
+    sections: duckdb.DuckDBPyRelation, batch_size: int
+) -> Iterator[pa.RecordBatch]:
+    """Read ``sections`` in page_order windows of :data:`WINDOW_PAGES`, one
+    query each, fetched whole, in order.
+
+    One streaming query over all sections would hold its read transaction
+    open for the whole chunking step, and while a read is open DuckDB cannot
+    checkpoint the appended checkpoint rows: they pile up in memory until a
+    commit fails ("failed to pin block", seen after 11 M sections at the
+    128 MiB cap on the full dump; after 344,000 at 16 MiB on the 1 GB
+    benchmark corpus). Each window's query ends before its chunks are
+    appended, so the appends are checkpointed as the step goes. The table is
+    stored in page order, so each window reads only its own row groups (zone
+    maps).
+    """
+    bounds = sections.aggregate("min(page_order), max(page_order)").fetchall()[0]
+    if bounds[0] is None:
+        return
+    for low in range(int(bounds[0]), int(bounds[1]) + 1, WINDOW_PAGES):
+        window = sections.filter(
+            f"page_order >= {low} and page_order < {low + WINDOW_PAGES}"
+        )
+        # Fetched whole, so the query (and its transaction) ends here, before
+        # any of these sections' chunks is appended.
+        yield from window.to_arrow_table().to_batches(batch_size)
+
+
 def _keeping_carried(
     batches: Iterator[pa.RecordBatch], carried: deque[list[pa.Array]]
 ) -> Iterator[pa.RecordBatch]:
@@ -227,9 +260,7 @@ def _chunk_into_checkpoint(
         )
     carried: deque[list[pa.Array]] = deque()
     batches = _keeping_carried(
-        _checked_order(
-            iter(todo.to_arrow_reader(batch_size)), (last_page, last_section)
-        ),
+        _checked_order(_windowed(todo, batch_size), (last_page, last_section)),
         carried,
     )
     pairs = split_section_pairs(

@@ -345,3 +345,31 @@ def test_sections_swapping_texts_change_the_fingerprint() -> None:
     assert base[1:] == within_page[1:] and base_pages[1:] == across_pages[1:]
     assert base[0] != within_page[0]
     assert base_pages[0] != across_pages[0]
+
+
+def test_chunking_memory_stays_bounded_however_many_sections(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Appended checkpoint rows are checkpointed to disk as chunking goes: a
+    read of the sections held open for the whole step kept them in memory
+    until a commit failed ("failed to pin block"; on the full dump after 11 M
+    sections at the 128 MiB cap). Here: 300,000 sections, several windows,
+    an 8 MiB cap."""
+    from kilt_chunks import checkpoint
+    from kilt_chunks.checkpoint import chunk_sections_resumable
+
+    monkeypatch.setattr(checkpoint, "CHUNKING_MEMORY_LIMIT", 8 * 2**20)
+    monkeypatch.setattr(checkpoint, "WINDOW_PAGES", 40_000, raising=False)
+    with duckdb.connect(str(tmp_path / "t.duckdb")) as con:
+        con.execute(
+            "create table sections as select range + 1 as page_order,"
+            " (range + 1)::varchar as wikipedia_id, 0::integer as section_order,"
+            " 'Section ' || range::varchar || ' has one sentence.' as section_text"
+            " from range(300000)"
+        )
+        chunks = chunk_sections_resumable(
+            con, con.table("sections"), workers=1, batch_size=5000
+        )
+        assert chunks.aggregate("count(*), sum(num_chunks)").fetchall() == [
+            (300_000, 300_000)
+        ]
