@@ -589,12 +589,19 @@ def read_kilt_pages(
         A reader with schema :data:`RAW_PAGE_SCHEMA`.
 
     Raises:
-        KiltInputError: If the path is missing or empty, or (with
-            ``on_error="raise"``) a file cannot be decoded: invalid UTF-8,
-            truncated gzip (the message names the file, the line where known,
+        KiltInputError: With ``on_error="raise"``, if the path is missing,
+            empty or not a KILT input, or a file cannot be read on (a
+            truncated gzip file; the message names the file, the line reached,
             and the problem).
     """
-    _check_not_empty(kilt_path, detect_input_kind(kilt_path))
+    try:
+        _check_not_empty(kilt_path, detect_input_kind(kilt_path))
+    except KiltInputError as error:
+        if on_error != "row":
+            raise
+        return pa.RecordBatchReader.from_batches(
+            RAW_PAGE_SCHEMA, iter([_unreadable_row(kilt_path, 1, error)])
+        )
     # One thread: the scan then streams lines in order without buffering ahead
     # of the consumer (a parallel order-preserving scan would hold results).
     con = duckdb.connect(
@@ -665,6 +672,17 @@ def _read_ahead(
         thread.join()
 
 
+def _unreadable_row(
+    kilt_path: str, page_order: int, error: Exception
+) -> pa.RecordBatch:
+    """The one row that ends a stream whose input cannot be read (on_error="row")."""
+    row: dict[str, list] = {name: [None] for name in RAW_PAGE_SCHEMA.names}
+    row["page_order"] = [page_order]
+    row["source_file"] = [kilt_path]
+    row["reject_reason"] = [UNREADABLE_INPUT + str(error)]
+    return pa.RecordBatch.from_pydict(row, schema=RAW_PAGE_SCHEMA)
+
+
 def _numbered_batches(
     kilt_path: str, con: duckdb.DuckDBPyConnection, batch_size: int, on_error: str
 ) -> Iterator[pa.RecordBatch]:
@@ -696,10 +714,6 @@ def _numbered_batches(
         )
         if on_error != "row":
             raise error from exc
-        row = {name: [None] for name in RAW_PAGE_SCHEMA.names}
-        row["page_order"] = [page_order + 1]
-        row["source_file"] = [kilt_path]
-        row["reject_reason"] = [UNREADABLE_INPUT + str(error)]
-        yield pa.RecordBatch.from_pydict(row, schema=RAW_PAGE_SCHEMA)
+        yield _unreadable_row(kilt_path, page_order + 1, error)
     finally:
         con.close()

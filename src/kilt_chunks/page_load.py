@@ -28,7 +28,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kilt_chunks.database import memory_limit_at_most
-from kilt_chunks.loading import RAW_PAGE_SCHEMA, input_signature, read_kilt_pages
+from kilt_chunks.loading import (
+    RAW_PAGE_SCHEMA,
+    KiltInputError,
+    input_signature,
+    read_kilt_pages,
+)
 from kilt_chunks.progress import Progress
 
 __all__ = ["LOAD_RECORD_SCHEMA", "PAGES_TABLE", "load_pages", "scratch_compression"]
@@ -135,10 +140,15 @@ def load_pages(
         signature, the lines read, the UTF-8 bytes of page text, the load's
         seconds and whether an earlier load was reused.
 
-    Raises:
-        KiltInputError: If the path is missing, empty or not a KILT input.
+    An input that cannot be read (missing, empty, not KILT, a truncated
+    gzip file) gives a table whose last row's ``reject_reason`` says why (see
+    :func:`~kilt_chunks.loading.read_kilt_pages`, ``on_error="row"``); the
+    model's post-hook stops the build with that message.
     """
-    signature = input_signature(kilt_path)
+    try:
+        signature = input_signature(kilt_path)
+    except KiltInputError:
+        signature = ""  # not readable: the reader gives one row saying why
     where = (
         kilt_path if kilt_path.startswith("hf://") else str(Path(kilt_path).resolve())
     )

@@ -238,7 +238,9 @@ def test_bad_bytes_are_rejected_line_by_line_and_the_build_goes_on(
         _page(str(i), f"P{i}", [f"P{i}\n", "Body.\n"]).encode() for i in range(1, 2_101)
     ]
     lines[1] = b'{"wikipedia_id": "x", "text": ["\xff\xfe"]}'
-    lines[2_059] = _page("cr", "CR", ["CR\n", "a\rb\n"]).encode().replace(b"\\r", b"\r")
+    lines[2_059] = (
+        _page("9999", "CR", ["CR\n", "a\rb\n"]).encode().replace(b"\\r", b"\r")
+    )
     bad.write_bytes(b"\n".join(lines) + b"\r\n")
     build = run_dbt_build(tmp_path, bad, extra_vars={"export_dir": ""})
     assert build.query(
@@ -339,7 +341,7 @@ def test_chunks_are_never_cut_from_sections_rebuilt_from_another_input(
         tmp_path,
         path,
         extra_vars=keep,
-        select="base_kilt__pages int_sections_assembled",
+        select="base_kilt__pages int_sections_assembled int_paragraphs_classified",
     )
     assert reloaded.query("select is_reused from kilt_scratch.base_kilt__pages") == [
         (False,)
