@@ -1,6 +1,6 @@
 {% macro stop_on_unreadable_input(relation) -%}
     {#- Fails the statement with the loader's own message (file, line, problem)
-        when the source plugin marked the input unreadable. -#}
+        when the loader marked the input unreadable. -#}
     select error(reject_reason)
     from {{ relation }}
     where starts_with(reject_reason, 'unreadable input: ')
