@@ -1,8 +1,5 @@
 -- depends_on: {{ ref('kilt_chunks') }}
 -- (built after the chunks: the scratch database is gone by then.)
--- Joins, windows and the sort use integer keys and integer columns only
--- (page_order, not wikipedia_id; chunk_id added last, by position), so what
--- spills to disk on the full dump stays small.
 with
 
 chunked_sections as (
@@ -11,22 +8,11 @@ chunked_sections as (
 
 ),
 
-paragraphs as (
-
-    select * from {{ ref('int_paragraphs_classified') }}
-
-),
-
-chunks as (
-
-    select * from {{ ref('kilt_chunks') }}
-
-),
-
 located as (
 
     select
         page_order,
+        wikipedia_id,
         section_order,
         unnest(range(num_chunks)) as chunk_order,
         unnest(chunk_start_chars) as section_start_char,
@@ -42,7 +28,7 @@ sections as (
     -- Each section's KILT paragraph range, carried by the chunking step (no
     -- table holding section text is read here).
     select
-        page_order,
+        wikipedia_id,
         section_order,
         start_paragraph_id,
         end_paragraph_id
@@ -51,10 +37,16 @@ sections as (
 
 ),
 
+paragraphs as (
+
+    select * from {{ ref('int_paragraphs_classified') }}
+
+),
+
 text_paragraphs as (
 
     select
-        page_order,
+        wikipedia_id,
         paragraph_id,
         text_start_character,
         text_length
@@ -72,7 +64,7 @@ paragraphs_in_sections as (
     -- paragraph: the asof join finds the last section starting at or before
     -- the paragraph; paragraphs of dropped sections fall past its end.
     select
-        text_paragraphs.page_order,
+        text_paragraphs.wikipedia_id,
         sections.section_order,
         text_paragraphs.paragraph_id,
         text_paragraphs.text_start_character,
@@ -81,7 +73,7 @@ paragraphs_in_sections as (
     from text_paragraphs
 
     asof inner join sections
-        on text_paragraphs.page_order = sections.page_order
+        on text_paragraphs.wikipedia_id = sections.wikipedia_id
         and text_paragraphs.paragraph_id >= sections.start_paragraph_id
 
     where text_paragraphs.paragraph_id <= sections.end_paragraph_id
@@ -92,13 +84,10 @@ paragraph_offsets as (
 
     -- Where each paragraph's text starts in the section text (code points).
     select
-        page_order,
-        section_order,
-        paragraph_id,
-        text_start_character,
+        *,
         coalesce(
             sum(text_length) over (
-                partition by page_order, section_order
+                partition by wikipedia_id, section_order
                 order by paragraph_id
                 rows between unbounded preceding and 1 preceding
             ),
@@ -109,20 +98,30 @@ paragraph_offsets as (
 
 ),
 
-chunk_starts_mapped as (
+chunk_ends as (
 
     select
-        located.*,
-        paragraph_offsets.paragraph_id as start_paragraph_id,
-        located.section_start_char - paragraph_offsets.section_offset
-            + paragraph_offsets.text_start_character as start_character
+        *,
+        section_end_char - 1 as section_last_char
 
     from located
 
+),
+
+chunk_starts_mapped as (
+
+    select
+        chunk_ends.*,
+        paragraph_offsets.paragraph_id as start_paragraph_id,
+        chunk_ends.section_start_char - paragraph_offsets.section_offset
+            + paragraph_offsets.text_start_character as start_character
+
+    from chunk_ends
+
     asof inner join paragraph_offsets
-        on located.page_order = paragraph_offsets.page_order
-        and located.section_order = paragraph_offsets.section_order
-        and located.section_start_char >= paragraph_offsets.section_offset
+        on chunk_ends.wikipedia_id = paragraph_offsets.wikipedia_id
+        and chunk_ends.section_order = paragraph_offsets.section_order
+        and chunk_ends.section_start_char >= paragraph_offsets.section_offset
 
 ),
 
@@ -131,72 +130,50 @@ chunk_spans as (
     select
         chunk_starts_mapped.*,
         paragraph_offsets.paragraph_id as end_paragraph_id,
-        chunk_starts_mapped.section_end_char - 1 - paragraph_offsets.section_offset
+        chunk_starts_mapped.section_last_char - paragraph_offsets.section_offset
             + paragraph_offsets.text_start_character + 1 as end_character
 
     from chunk_starts_mapped
 
     asof inner join paragraph_offsets
-        on chunk_starts_mapped.page_order = paragraph_offsets.page_order
+        on chunk_starts_mapped.wikipedia_id = paragraph_offsets.wikipedia_id
         and chunk_starts_mapped.section_order = paragraph_offsets.section_order
-        and chunk_starts_mapped.section_end_char - 1 >= paragraph_offsets.section_offset
+        and chunk_starts_mapped.section_last_char >= paragraph_offsets.section_offset
+
+),
+
+joined as (
+
+    -- chunk_id as kilt_chunks builds it (a test checks every one is there),
+    -- so no join with the chunk text is needed.
+    select
+        'doc-' || chunk_spans.wikipedia_id || '_' || chunk_spans.section_order::varchar
+            || '::s-' || chunk_spans.section_order::varchar
+            || '::chunk-' || chunk_spans.chunk_order::varchar as chunk_id,
+        chunk_spans.wikipedia_id,
+        chunk_spans.section_order::integer as section_order,
+        chunk_spans.chunk_order::integer as chunk_order,
+        chunk_spans.start_paragraph_id::integer as start_paragraph_id,
+        chunk_spans.start_character::integer as start_character,
+        chunk_spans.end_paragraph_id::integer as end_paragraph_id,
+        chunk_spans.end_character::integer as end_character,
+        chunk_spans.section_start_char::integer as section_start_char,
+        chunk_spans.section_end_char::integer as section_end_char,
+        chunk_spans.num_tokens::integer as num_tokens,
+        chunk_spans.page_order
+
+    from chunk_spans
 
 ),
 
 ordered as (
 
-    -- The order of kilt_chunks (page, section, chunk), integers only.
-    select
-        page_order,
-        section_order::integer as section_order,
-        chunk_order::integer as chunk_order,
-        start_paragraph_id::integer as start_paragraph_id,
-        start_character::integer as start_character,
-        end_paragraph_id::integer as end_paragraph_id,
-        end_character::integer as end_character,
-        section_start_char::integer as section_start_char,
-        section_end_char::integer as section_end_char,
-        num_tokens::integer as num_tokens
+    select * exclude (page_order)
 
-    from chunk_spans
+    from joined
 
     order by page_order, section_order, chunk_order
 
-),
-
-named as (
-
-    -- kilt_chunks is stored in the same order, one row per chunk: a
-    -- positional join gives each row its chunk_id and wikipedia_id with no
-    -- hash table of strings; rows that do not line up stop the build.
-    select
-        chunks.chunk_id,
-        chunks.wikipedia_id,
-        ordered.section_order,
-        ordered.chunk_order,
-        ordered.start_paragraph_id,
-        ordered.start_character,
-        ordered.end_paragraph_id,
-        ordered.end_character,
-        ordered.section_start_char,
-        ordered.section_end_char,
-        ordered.num_tokens
-
-    from ordered
-
-    positional join chunks
-
-    where case
-        when ordered.section_order is not distinct from chunks.section_order
-            and ordered.chunk_order is not distinct from chunks.chunk_order
-            then true
-        else error(
-            'kilt_chunk_spans: the chunk offsets are not aligned with kilt_chunks'
-            || ' at chunk ' || coalesce(chunks.chunk_id, '(none)')
-            || ': rebuild with dbt build --full-refresh'
-        )
-    end
-
 )
 
-select * from named
+select * from ordered
