@@ -52,25 +52,45 @@ def test_summary_while_a_build_holds_the_database(tmp_path: Path, capsys) -> Non
 def test_summary_says_when_the_last_build_did_not_finish(
     tmp_path: Path, capsys
 ) -> None:
-    """An export that fails (a file where its folder should be) fails the build
-    after the models; the summary then exits 1 and says so, instead of
-    describing the tables as the new build's. The previous export is whole."""
+    """An export that fails (export_dir is a file) fails the build after the
+    models; the summary then exits 1 and says so, instead of describing the
+    tables as the new build's."""
     from conftest import SAMPLE_JSONL, run_dbt_build
 
     first = run_dbt_build(tmp_path, SAMPLE_JSONL)
     assert main(["summary", "--db", str(first.db_path)]) == 0
     assert "build wall time" in capsys.readouterr().out
-    exported = sorted(p.name for p in (first.export_dir / "kilt_chunks").iterdir())
-    (first.export_dir / ".kilt_chunks.partial").write_text("in the way")
-    failed = run_dbt_build(tmp_path, SAMPLE_JSONL, check=False)
+    a_file = tmp_path / "a_file"
+    a_file.write_text("not a folder\n")
+    failed = run_dbt_build(
+        tmp_path, SAMPLE_JSONL, extra_vars={"export_dir": str(a_file)}, check=False
+    )
     assert failed.returncode != 0
     assert main(["summary", "--db", str(first.db_path)]) == 1
     out = capsys.readouterr().out
     assert "chunks written           3,710" in out
     assert "THE LAST dbt RUN did not finish" in out
-    assert sorted(p.name for p in (first.export_dir / "kilt_chunks").iterdir()) == (
-        exported
-    )
+
+
+def test_a_finished_export_replaces_the_previous_one_whole(tmp_path: Path) -> None:
+    """The export is written beside its folder and moved into place: until
+    then the previous export stays whole; a missing one changes nothing."""
+    import pytest
+
+    from kilt_chunks.build_info import replace_folder
+
+    target = tmp_path / "kilt_chunks"
+    target.mkdir()
+    (target / "kilt_chunks_0.parquet").write_text("old")
+    with pytest.raises(FileNotFoundError, match="no finished export"):
+        replace_folder(tmp_path / ".kilt_chunks.partial", target)
+    assert (target / "kilt_chunks_0.parquet").read_text() == "old"
+    partial = tmp_path / ".kilt_chunks.partial"
+    partial.mkdir()
+    (partial / "kilt_chunks_0.parquet").write_text("new")
+    replace_folder(partial, target)
+    assert [p.name for p in tmp_path.iterdir()] == ["kilt_chunks"]
+    assert (target / "kilt_chunks_0.parquet").read_text() == "new"
 
 
 def test_version_and_a_closed_pipe(sample_build: Build) -> None:
