@@ -91,20 +91,6 @@ def _prepare_export_dir_sql(export_dir: str) -> str:
     return export_dir
 
 
-def register_export_dir_function(conn: duckdb.DuckDBPyConnection) -> None:
-    """Register :data:`EXPORT_DIR_FUNCTION` (it runs
-    :func:`kilt_chunks.build_info.prepare_export_dir`) on ``conn``; its errors
-    (``export_dir`` is a file) reach the build as DuckDB errors naming the
-    folder."""
-    conn.create_function(
-        EXPORT_DIR_FUNCTION,
-        _prepare_export_dir_sql,
-        [duckdb.sqltype("VARCHAR")],
-        duckdb.sqltype("VARCHAR"),
-        side_effects=True,
-    )
-
-
 #: SQL function ``kilt_remove_file(path) -> path`` that the on-run-end hook
 #: (macro ``remove_scratch_after_success``) calls on the detached scratch
 #: database: deletes the file and its write-ahead log, if present.
@@ -128,37 +114,33 @@ def _move_into_place_sql(partial: str, target: str) -> str:
     return target
 
 
+def _settings_names_sql() -> str:
+    return ",".join(KNOWN_VARIABLES)
+
+
+#: The SQL functions the hooks call: (name, Python function, number of VARCHAR
+#: arguments, whether it has side effects). Each returns VARCHAR; its errors
+#: (``export_dir`` is a file, say) reach the build as DuckDB errors.
+_SQL_FUNCTIONS = (
+    (EXPORT_DIR_FUNCTION, _prepare_export_dir_sql, 1, True),
+    (REMOVE_FILE_FUNCTION, _remove_file_sql, 1, True),
+    (MOVE_FUNCTION, _move_into_place_sql, 2, True),
+    ("kilt_settings_problems", settings_problems_json, 2, False),
+    ("kilt_settings_names", _settings_names_sql, 0, False),
+)
+
+
 def register_functions(conn: duckdb.DuckDBPyConnection) -> None:
-    """Register :data:`EXPORT_DIR_FUNCTION`, :data:`REMOVE_FILE_FUNCTION`,
-    :data:`MOVE_FUNCTION` and the settings check (``kilt_settings_problems``,
-    ``kilt_settings_names``: :mod:`kilt_chunks.settings`) on ``conn``."""
-    register_export_dir_function(conn)
-    conn.create_function(
-        REMOVE_FILE_FUNCTION,
-        _remove_file_sql,
-        [duckdb.sqltype("VARCHAR")],
-        duckdb.sqltype("VARCHAR"),
-        side_effects=True,
-    )
-    conn.create_function(
-        "kilt_settings_problems",
-        settings_problems_json,
-        [duckdb.sqltype("VARCHAR"), duckdb.sqltype("VARCHAR")],
-        duckdb.sqltype("VARCHAR"),
-    )
-    conn.create_function(
-        "kilt_settings_names",
-        lambda: ",".join(KNOWN_VARIABLES),
-        [],
-        duckdb.sqltype("VARCHAR"),
-    )
-    conn.create_function(
-        MOVE_FUNCTION,
-        _move_into_place_sql,
-        [duckdb.sqltype("VARCHAR"), duckdb.sqltype("VARCHAR")],
-        duckdb.sqltype("VARCHAR"),
-        side_effects=True,
-    )
+    """Register the build's SQL functions on ``conn``: :data:`EXPORT_DIR_FUNCTION`
+    (:func:`kilt_chunks.build_info.prepare_export_dir`),
+    :data:`REMOVE_FILE_FUNCTION`, :data:`MOVE_FUNCTION` and the settings check
+    (``kilt_settings_problems``, ``kilt_settings_names``:
+    :mod:`kilt_chunks.settings`)."""
+    varchar = duckdb.sqltype("VARCHAR")
+    for name, function, arity, side_effects in _SQL_FUNCTIONS:
+        conn.create_function(
+            name, function, [varchar] * arity, varchar, side_effects=side_effects
+        )
 
 
 class Plugin(BasePlugin):
