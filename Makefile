@@ -46,4 +46,4 @@ bench-full: setup
 	$(BIN)/python bench/run_bench.py --full
 
 clean:
-	rm -rf target logs exports kilt_chunks.duckdb kilt_chunks.duckdb.wal
+	rm -rf target logs exports kilt_chunks.duckdb kilt_chunks.duckdb.wal kilt_chunks.duckdb.scratch kilt_chunks.duckdb.scratch.wal kilt_chunks.duckdb.tmp
