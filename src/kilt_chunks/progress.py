@@ -1,12 +1,13 @@
 """Progress of a build stage: a tqdm bar on a terminal, plain lines elsewhere.
 
-Every stage of the build (load, chunking, the SQL models, the export) reports
-what it did at most every ``interval`` seconds: bytes, rows, rate and, where the
-total is known, the ETA. When standard error is a terminal, tqdm draws its bar
-there. Otherwise (a log file, CI) each report is one plain line, formatted by
-tqdm (:meth:`tqdm.tqdm.format_meter`) without carriage-return redraws, and
-sent through dbt's event system when dbt is running (so it reaches both dbt's
-console output and ``logs/dbt.log``), else written to standard error.
+The load and chunking steps report what they did every ``interval`` seconds:
+bytes, rows, rate and, where the total is known, the ETA (the SQL models and
+the export have only dbt's own per-model lines). When standard error is a
+terminal, tqdm draws its bar there. Otherwise (a log file, CI) each report is
+one plain line, formatted by tqdm (:meth:`tqdm.tqdm.format_meter`) without
+carriage-return redraws, and sent through dbt's event system when dbt is
+running (so it reaches both dbt's console output and ``logs/dbt.log``), else
+written to standard error.
 """
 
 from __future__ import annotations
