@@ -64,6 +64,22 @@ page_parts as (
             ),
             lambda position: position > 0
         ) as header_positions,
+        -- Per paragraph: its code points in the section text and where that
+        -- text starts in the KILT paragraph (after a bullet marker), so the
+        -- chunking step can give each chunk its KILT span without a join.
+        list_transform(
+            paragraphs,
+            lambda paragraph: case
+                when starts_with(paragraph, 'BULLET::::') then length(paragraph) - 10
+                else length(paragraph)
+            end
+        ) as paragraph_text_lengths,
+        list_transform(
+            paragraphs,
+            lambda paragraph: case
+                when starts_with(paragraph, 'BULLET::::') then 10 else 0
+            end
+        ) as paragraph_start_characters,
         string_split(
             array_to_string(
                 list_transform(
@@ -90,7 +106,13 @@ sections_listed as (
     -- (k-1)-th header; paragraph ids are 0-based KILT indexes of its first
     -- and last text paragraph.
     select
-        page_parts.* exclude (num_paragraphs, header_positions, parts),
+        page_parts.* exclude (
+            num_paragraphs,
+            header_positions,
+            parts,
+            paragraph_text_lengths,
+            paragraph_start_characters
+        ),
         list_transform(
             parts,
             lambda part, k: {
@@ -101,7 +123,16 @@ sections_listed as (
                 end,
                 'start_paragraph_id': coalesce(header_positions[k - 1], 1),
                 'end_paragraph_id':
-                    coalesce(header_positions[k], num_paragraphs + 1) - 2
+                    coalesce(header_positions[k], num_paragraphs + 1) - 2,
+                -- Paragraph ids p..q are list items p+1..q+1.
+                'paragraph_text_lengths': paragraph_text_lengths[
+                    coalesce(header_positions[k - 1], 1) + 1:
+                    coalesce(header_positions[k], num_paragraphs + 1) - 1
+                ],
+                'paragraph_start_characters': paragraph_start_characters[
+                    coalesce(header_positions[k - 1], 1) + 1:
+                    coalesce(header_positions[k], num_paragraphs + 1) - 1
+                ]
             }
         ) as sections
 
@@ -144,7 +175,9 @@ sections_parsed as (
         end as section_path,
         section.section_text as section_text,
         section.start_paragraph_id::integer as start_paragraph_id,
-        section.end_paragraph_id::integer as end_paragraph_id
+        section.end_paragraph_id::integer as end_paragraph_id,
+        section.paragraph_text_lengths::integer[] as paragraph_text_lengths,
+        section.paragraph_start_characters::integer[] as paragraph_start_characters
 
     from sections_numbered
 
@@ -167,6 +200,8 @@ sections_titled as (
         section_text,
         start_paragraph_id,
         end_paragraph_id,
+        paragraph_text_lengths,
+        paragraph_start_characters,
         wikipedia_title,
         categories,
         pageid,

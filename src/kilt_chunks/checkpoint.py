@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from kilt_chunks.build_info import RECORDED_PACKAGES
 from kilt_chunks.database import memory_limit_at_most
+from kilt_chunks.spans import KILT_SPAN_COLUMNS, kilt_spans
 from kilt_chunks.splitting import SECTION_CHUNKS_SCHEMA, split_section_pairs
 
 #: Table holding committed chunks (one row per section, chunks as lists); kept
@@ -49,7 +50,11 @@ _COLUMNS_DDL = """
     section_text_hash ubigint,
     section_text_bytes bigint,
     start_paragraph_id integer,
-    end_paragraph_id integer
+    end_paragraph_id integer,
+    chunk_start_paragraph_ids integer[],
+    chunk_start_characters integer[],
+    chunk_end_paragraph_ids integer[],
+    chunk_end_characters integer[]
 """
 
 #: Section columns carried from the sections into the checkpoint beside the
@@ -58,7 +63,7 @@ _COLUMNS_DDL = """
 #: ``section_text_hash`` (DuckDB's ``hash(section_text)``, which
 #: ``kilt_chunks`` checks when it pairs sections with their offsets),
 #: ``section_text_bytes`` (for the audit) and the section's KILT paragraph
-#: range (for ``kilt_chunk_spans``).
+#: range.
 CARRIED_COLUMNS = {
     "section_text_hash": "hash(section_text)",
     "section_text_bytes": "strlen(section_text)",
@@ -66,10 +71,20 @@ CARRIED_COLUMNS = {
     "end_paragraph_id": "end_paragraph_id",
 }
 
+#: Section columns read with the sections to give each chunk its KILT span
+#: (:func:`kilt_chunks.spans.kilt_spans`), and not stored.
+SPAN_INPUT_COLUMNS = ("paragraph_text_lengths", "paragraph_start_characters")
+
 #: Columns of the checkpoint (and of ``int_sections_chunked``): the chunk
 #: lists of :data:`~kilt_chunks.splitting.SECTION_CHUNKS_SCHEMA`, then
-#: :data:`CARRIED_COLUMNS`.
-CHECKPOINT_COLUMNS = (*SECTION_CHUNKS_SCHEMA.names, *CARRIED_COLUMNS)
+#: :data:`CARRIED_COLUMNS`, then each chunk's KILT span
+#: (:data:`~kilt_chunks.spans.KILT_SPAN_COLUMNS`), which ``kilt_chunk_spans``
+#: only unnests.
+CHECKPOINT_COLUMNS = (
+    *SECTION_CHUNKS_SCHEMA.names,
+    *CARRIED_COLUMNS,
+    *KILT_SPAN_COLUMNS,
+)
 
 
 def relation_exists(con: duckdb.DuckDBPyConnection, relation: object) -> bool:
@@ -83,27 +98,35 @@ def sections_fingerprint(
     """Identify the chunking work: the sections' content and the settings.
 
     Args:
-        sections: Relation with page_order, section_order, section_text.
+        sections: Relation with page_order, section_order, section_text (and
+            optionally paragraph_text_lengths).
         splitter: Splitter name.
         chunk_size: Max chunk tokens.
 
     Returns:
         ``(fingerprint, num_sections, total_bytes)``; the fingerprint is an
         order-independent digest of every (page_order, section_order,
-        wikipedia_id, text) plus the settings, package versions and output
-        columns, so a changed input (a changed page id, or texts moved
-        between sections, too), setting, splitter version or schema never
-        resumes.
+        wikipedia_id, text, paragraph lengths) plus the settings, package
+        versions and output columns, so a changed input (a changed page id,
+        or texts moved between sections, too), setting, splitter version or
+        schema never resumes.
 
     Each section's fields are joined into one string and that string hashed:
     DuckDB's ``hash`` of several values (or of a struct, list or row) combines
     the last with a plain XOR, so an XOR over sections of
     ``hash(key..., text)`` stays the same when two sections swap texts.
     """
+    # The paragraph lengths (where given) decide the KILT spans stored too.
+    lengths = (
+        " || ':' || coalesce(paragraph_text_lengths::varchar, '')"
+        if "paragraph_text_lengths" in sections.columns
+        else ""
+    )
     num_sections, digest, total_bytes = sections.aggregate(
         "count(*),"
         " bit_xor(hash(page_order::varchar || ':' || section_order::varchar"
-        " || ':' || coalesce(wikipedia_id, '') || ':' || hash(section_text)::varchar)),"
+        " || ':' || coalesce(wikipedia_id, '') || ':' || hash(section_text)::varchar"
+        f"{lengths})),"
         " coalesce(sum(strlen(section_text)), 0)"
     ).fetchall()[0]
     versions = ":".join(version(p) for p in RECORDED_PACKAGES)
@@ -222,9 +245,15 @@ def _windowed(
 def _keeping_carried(
     batches: Iterator[pa.RecordBatch], carried: deque[list[pa.Array]]
 ) -> Iterator[pa.RecordBatch]:
-    """Yield the batches, queueing each one's :data:`CARRIED_COLUMNS`."""
+    """Yield the batches, queueing each one's :data:`CARRIED_COLUMNS` and
+    :data:`SPAN_INPUT_COLUMNS` (by name)."""
     for batch in batches:
-        carried.append([batch.column(name) for name in CARRIED_COLUMNS])
+        carried.append(
+            {
+                name: batch.column(name)
+                for name in (*CARRIED_COLUMNS, *SPAN_INPUT_COLUMNS)
+            }
+        )
         yield batch
 
 
@@ -258,7 +287,7 @@ def _chunk_into_checkpoint(
             .aggregate("coalesce(sum(strlen(section_text)), 0)")
             .fetchall()[0][0]
         )
-    carried: deque[list[pa.Array]] = deque()
+    carried: deque[dict[str, pa.Array]] = deque()
     batches = _keeping_carried(
         _checked_order(_windowed(todo, batch_size), (last_page, last_section)),
         carried,
@@ -276,8 +305,23 @@ def _chunk_into_checkpoint(
     for _, chunk_batch in pairs:
         # Pairs come back in input order: the oldest carried columns are this
         # batch's.
+        section = carried.popleft()
+        spans = kilt_spans(
+            chunk_batch.column("chunk_start_chars"),
+            chunk_batch.column("chunk_end_chars"),
+            section["start_paragraph_id"],
+            section["paragraph_text_lengths"],
+            section["paragraph_start_characters"],
+            chunk_batch.column("wikipedia_id"),
+            chunk_batch.column("section_order"),
+        )
         rows = pa.RecordBatch.from_arrays(
-            [*chunk_batch.columns, *carried.popleft()], names=list(CHECKPOINT_COLUMNS)
+            [
+                *chunk_batch.columns,
+                *(section[name] for name in CARRIED_COLUMNS),
+                *spans,
+            ],
+            names=list(CHECKPOINT_COLUMNS),
         )
         # One statement: the batch is committed whole or not at all.
         cursor.register("kilt_chunk_batch", pa.Table.from_batches([rows]))
@@ -301,7 +345,10 @@ def chunk_sections_resumable(
     Args:
         con: Connection of the database that holds ``sections``.
         sections: Relation with page_order, wikipedia_id, section_order,
-            section_text, start_paragraph_id and end_paragraph_id, stored in
+            section_text and, in the dbt project, start_paragraph_id,
+            end_paragraph_id, paragraph_text_lengths and
+            paragraph_start_characters (see
+            :func:`kilt_chunks.spans.kilt_spans`), stored in
             (page_order, section_order) order.
         splitter: ``"fast"`` or ``"llama_index"``.
         chunk_size: Max chunk tokens.
@@ -321,17 +368,24 @@ def chunk_sections_resumable(
         ValueError: If the sections are not stored in order, or a section gives
             no chunk.
     """
-    # Outside dbt, sections without paragraph ranges carry NULLs there.
-    carried = {
-        name: sql
-        if name not in ("start_paragraph_id", "end_paragraph_id")
-        or name in sections.columns
-        else "null::integer"
-        for name, sql in CARRIED_COLUMNS.items()
+    # Outside dbt, sections without paragraph ranges or lengths carry NULLs
+    # there (and get no KILT spans).
+    missing = {
+        "start_paragraph_id": "null::integer",
+        "end_paragraph_id": "null::integer",
+        "paragraph_text_lengths": "null::integer[]",
+        "paragraph_start_characters": "null::integer[]",
+    }
+    read = {
+        name: missing[name] if name in missing and name not in sections.columns else sql
+        for name, sql in {
+            **CARRIED_COLUMNS,
+            **{name: name for name in SPAN_INPUT_COLUMNS},
+        }.items()
     }
     sections = sections.select(
         "page_order, wikipedia_id, section_order, section_text, "
-        + ", ".join(f"{sql} as {name}" for name, sql in carried.items())
+        + ", ".join(f"{sql} as {name}" for name, sql in read.items())
     )
     cursor = con.cursor()
     # The fingerprint scan and the streaming need no more: DuckDB then keeps

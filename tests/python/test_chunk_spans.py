@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import pyarrow as pa
 import pytest
 from llama_index.core.utils import get_tokenizer
 
 from conftest import SAMPLE_JSONL, Build, read_pages
-from kilt_chunks.spans import locate_chunks
+from kilt_chunks.spans import kilt_spans, locate_chunks
 
 BULLET = "BULLET::::"
 
@@ -48,6 +49,88 @@ def test_locate_chunks_counts_code_points() -> None:
 def test_missing_chunk_names_page_section_and_chunk() -> None:
     with pytest.raises(ValueError, match=r"page 39: section 4: chunk 1: chunk text"):
         locate_chunks("one two", ["one", "one"], wikipedia_id="39", section_order=4)
+
+
+def _kilt_spans(sections: list[dict]) -> list[list[tuple[int, int, int, int]]]:
+    """kilt_spans over plain section dicts; per section, (sp, sc, ep, ec) per chunk."""
+    column = lambda name, kind: pa.array([s[name] for s in sections], kind)  # noqa: E731
+    lists = [
+        column("starts", pa.list_(pa.int64())),
+        column("ends", pa.list_(pa.int64())),
+        column("first", pa.int32()),
+        column("lengths", pa.list_(pa.int32())),
+        column("offsets", pa.list_(pa.int32())),
+        pa.array([str(k) for k in range(len(sections))]),
+        pa.array(range(len(sections)), pa.int32()),
+    ]
+    columns = [c.to_pylist() for c in kilt_spans(*lists)]
+    return [
+        list(zip(*per_section, strict=True))
+        for per_section in zip(*columns, strict=True)
+    ]
+
+
+def test_kilt_spans_count_the_bullet_marker_and_restart_per_section() -> None:
+    # Section 0: paragraphs 1 ("Lead one.\n", 10 chars) and 2 (a bullet whose
+    # 21 characters start at 10); section 1: paragraph 5 alone.
+    sections = [
+        {
+            "starts": [0, 22],
+            "ends": [21, 30],
+            "first": 1,
+            "lengths": [10, 21],
+            "offsets": [0, 10],
+        },
+        {"starts": [0], "ends": [8], "first": 5, "lengths": [9], "offsets": [0]},
+    ]
+    assert _kilt_spans(sections) == [
+        # Chunk 0 ends at section char 21 = char 11 of the bullet's text, so
+        # KILT character 21 (end exclusive); chunk 1 starts at bullet text
+        # char 12 = KILT 22.
+        [(1, 0, 2, 21), (2, 22, 2, 30)],
+        [(5, 0, 5, 8)],
+    ]
+
+
+def test_kilt_spans_never_choose_empty_paragraphs() -> None:
+    # Paragraphs 3 (empty), 4 ("ab"), 5 (empty bullet), 6 ("cd"), 7 (empty).
+    sections = [
+        {
+            "starts": [0, 2, 1],
+            "ends": [1, 4, 3],
+            "first": 3,
+            "lengths": [0, 2, 0, 2, 0],
+            "offsets": [0, 0, 10, 0, 0],
+        },
+    ]
+    assert _kilt_spans(sections) == [[(4, 0, 4, 1), (6, 0, 6, 2), (4, 1, 6, 1)]]
+
+
+def test_kilt_spans_are_null_without_paragraph_lengths() -> None:
+    null_lists = pa.nulls(1, pa.list_(pa.int32()))
+    columns = kilt_spans(
+        pa.array([[0]], pa.list_(pa.int64())),
+        pa.array([[3]], pa.list_(pa.int64())),
+        pa.nulls(1, pa.int32()),
+        null_lists,
+        null_lists,
+        pa.array(["1"]),
+        pa.array([0], pa.int32()),
+    )
+    assert [c.to_pylist() for c in columns] == [[None]] * 4
+
+
+def test_kilt_spans_reject_a_chunk_past_its_paragraphs() -> None:
+    sections = [
+        {"starts": [0], "ends": [3], "first": 1, "lengths": [3], "offsets": [0]},
+        {"starts": [0], "ends": [5], "first": 1, "lengths": [2, 2], "offsets": [0, 0]},
+    ]
+    with pytest.raises(
+        ValueError,
+        match="page 1: section 1: a chunk ends at character 5, past the "
+        "section's 4 characters",
+    ):
+        _kilt_spans(sections)
 
 
 def test_every_sample_chunk_is_rebuilt_from_its_kilt_span(sample_build: Build) -> None:
