@@ -36,6 +36,7 @@ from kilt_chunks.loading import (
     read_kilt_pages,
 )
 from kilt_chunks.progress import Progress
+from kilt_chunks.settings import project_path
 
 __all__ = ["LOAD_RECORD_SCHEMA", "PAGES_TABLE", "load_pages", "scratch_compression"]
 
@@ -121,7 +122,9 @@ def load_pages(
 
     Args:
         con: Connection of the build database.
-        kilt_path: Input path (see :mod:`kilt_chunks.loading`).
+        kilt_path: Input path (see :mod:`kilt_chunks.loading`); a relative
+            path is resolved against the dbt project folder
+            (:func:`kilt_chunks.settings.project_path`).
         pages_table: Qualified name of the table to (re)create, e.g.
             ``kilt_scratch.main.kilt_pages``.
         record_relation: The record of the previous load (the dbt model's own
@@ -140,6 +143,8 @@ def load_pages(
     :func:`~kilt_chunks.loading.read_kilt_pages`, ``on_error="row"``); the
     model's post-hook stops the build with that message.
     """
+    # Relative to the dbt project folder, whatever the current folder.
+    kilt_path = project_path(kilt_path)
     try:
         signature = input_signature(kilt_path)
     except KiltInputError:
