@@ -3,7 +3,8 @@
 Declared in ``profiles.yml`` (``plugins: [{module: kilt_chunks.dbt_plugin,
 alias: kilt}]``). Before dbt-duckdb connects it checks the memory limit and
 that no other build holds the DuckDB file; on the connection it registers
-the functions the hooks call (:func:`register_functions`).
+the functions the hooks call (:func:`register_functions`), and it hands every
+cursor to the SQL progress watcher (:mod:`kilt_chunks.sql_progress`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from dbt.adapters.duckdb.plugins import BasePlugin
 
 from kilt_chunks.build_info import prepare_export_dir, replace_folder
 from kilt_chunks.database import DatabaseInUseError, connect, memory_limit_bytes
-from kilt_chunks.settings import KNOWN_VARIABLES, settings_problems_json
+from kilt_chunks.settings import KNOWN_VARIABLES, project_path, settings_problems_json
+from kilt_chunks.sql_progress import WATCHER
 
 #: Smallest memory limit accepted for the build's DuckDB (bytes). The bundled
 #: sample builds at 40 MB and fails at 30 MB (DuckDB's "Out of Memory Error" in
@@ -118,6 +120,18 @@ def _settings_names_sql() -> str:
     return ",".join(KNOWN_VARIABLES)
 
 
+#: SQL function ``kilt_watch_sql_progress(seconds) -> seconds`` that the
+#: on-run-start hook (macro ``watch_sql_progress``) calls with
+#: ``var('progress_seconds')``: from then on, SQL queries running longer report
+#: their progress (:mod:`kilt_chunks.sql_progress`).
+WATCH_FUNCTION = "kilt_watch_sql_progress"
+
+
+def _watch_sql_progress_sql(seconds: str) -> str:
+    WATCHER.set_interval(float(seconds))
+    return seconds
+
+
 #: The SQL functions the hooks call: (name, Python function, number of VARCHAR
 #: arguments, whether it has side effects). Each returns VARCHAR; its errors
 #: (``export_dir`` is a file, say) reach the build as DuckDB errors.
@@ -127,15 +141,16 @@ _SQL_FUNCTIONS = (
     (MOVE_FUNCTION, _move_into_place_sql, 2, True),
     ("kilt_settings_problems", settings_problems_json, 2, False),
     ("kilt_settings_names", _settings_names_sql, 0, False),
+    (WATCH_FUNCTION, _watch_sql_progress_sql, 1, True),
 )
 
 
 def register_functions(conn: duckdb.DuckDBPyConnection) -> None:
     """Register the build's SQL functions on ``conn``: :data:`EXPORT_DIR_FUNCTION`
     (:func:`kilt_chunks.build_info.prepare_export_dir`),
-    :data:`REMOVE_FILE_FUNCTION`, :data:`MOVE_FUNCTION` and the settings check
+    :data:`REMOVE_FILE_FUNCTION`, :data:`MOVE_FUNCTION`, the settings check
     (``kilt_settings_problems``, ``kilt_settings_names``:
-    :mod:`kilt_chunks.settings`)."""
+    :mod:`kilt_chunks.settings`) and :data:`WATCH_FUNCTION`."""
     varchar = duckdb.sqltype("VARCHAR")
     for name, function, arity, side_effects in _SQL_FUNCTIONS:
         conn.create_function(
@@ -151,16 +166,32 @@ class Plugin(BasePlugin):
     with a connection (``dbt compile``, ``show``, ``docs generate``)."""
 
     def initialize(self, plugin_config: dict[str, Any]) -> None:
-        """No options."""
+        """No options; subscribes the SQL progress watcher to dbt's events."""
+        try:
+            from dbt_common.events.event_manager_client import get_event_manager
+        except ImportError:  # pragma: no cover - dbt-common is a dbt dependency
+            return
+        manager = get_event_manager()
+        if WATCHER.on_dbt_event not in getattr(manager, "callbacks", []):
+            manager.add_callback(WATCHER.on_dbt_event)
 
     def configure_connection(self, conn: duckdb.DuckDBPyConnection) -> None:
         """Register :func:`register_functions` on the build's connection."""
         register_functions(conn)
 
+    def configure_cursor(self, cursor: duckdb.DuckDBPyConnection) -> None:
+        """Let the SQL progress watcher follow the cursor's queries."""
+        WATCHER.watch(cursor)
+
     def update_connection_config(
         self, creds: DuckDBCredentials, config: dict[str, Any]
     ) -> None:
-        """Check, before dbt-duckdb connects, the memory limit and that no other
-        build holds the file."""
+        """Before dbt-duckdb connects: resolve a relative database path (and
+        the scratch database's) against the project folder, whatever the
+        current folder; check the memory limit and that no other build holds
+        the file."""
+        creds.path = project_path(creds.path)
+        for attachment in creds.attach or []:
+            attachment.path = project_path(attachment.path)
         check_memory_limit(creds.settings)
         check_database_free(creds.path)

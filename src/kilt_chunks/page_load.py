@@ -20,15 +20,17 @@ deleted after the build.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kilt_chunks.database import memory_limit_at_most
+from kilt_chunks.database import memory_limit_at_most, memory_limit_bytes
 from kilt_chunks.loading import (
     RAW_PAGE_SCHEMA,
     KiltInputError,
@@ -36,6 +38,7 @@ from kilt_chunks.loading import (
     read_kilt_pages,
 )
 from kilt_chunks.progress import Progress
+from kilt_chunks.settings import project_path
 
 __all__ = ["LOAD_RECORD_SCHEMA", "PAGES_TABLE", "load_pages", "scratch_compression"]
 
@@ -58,8 +61,21 @@ LOAD_RECORD_SCHEMA = pa.schema(
         ("text_bytes", pa.int64()),
         ("load_seconds", pa.float64()),
         ("is_reused", pa.bool_()),
+        ("max_window_text_bytes", pa.int64()),
+        ("memory_problem", pa.string()),
     ]
 )
+
+#: Pages DuckDB holds at once in a SQL step: one vector (2,048 rows).
+WINDOW_PAGES = 2048
+
+#: Memory the sections step (``int_sections_assembled``) needs per byte of page
+#: text in the longest run of :data:`WINDOW_PAGES` pages: it holds one vector
+#: of pages and several copies of their text (joined, split, filtered,
+#: unnested) at once, whatever the number of threads or the insertion order.
+#: Measured on 257 MB of copies of the bundled sample's long pages (58 MB of
+#: text per 2,048 pages): it fails at 448 MB and completes at 512 MB.
+SECTIONS_MEMORY_PER_TEXT_BYTE = 8.5
 
 
 class scratch_compression:  # noqa: N801 (used as a context manager, like a function)
@@ -99,13 +115,64 @@ def _previous_record(
 def _counted(
     batches: Iterator[pa.RecordBatch], progress: Progress, totals: dict[str, int]
 ) -> Iterator[pa.RecordBatch]:
+    window_bytes = 0  # text bytes of the current window of WINDOW_PAGES pages
     for batch in batches:
-        nbytes = pc.sum(pc.binary_length(pc.list_flatten(batch.column("text"))))
-        size = nbytes.as_py() or 0
+        text = batch.column("text")
+        paragraph_bytes = pc.binary_length(pc.list_flatten(text)).to_numpy(
+            zero_copy_only=False
+        )
+        row_bytes = np.bincount(
+            pc.list_parent_indices(text).to_numpy(zero_copy_only=False),
+            weights=paragraph_bytes,
+            minlength=batch.num_rows,
+        ).astype(np.int64)
+        size = int(row_bytes.sum())
+        # Windows of WINDOW_PAGES rows in input order, as DuckDB's vectors.
+        windows = (totals["rows"] + np.arange(batch.num_rows)) // WINDOW_PAGES
+        first = totals["rows"] // WINDOW_PAGES
+        sums = np.bincount(windows - first, weights=row_bytes).astype(np.int64)
+        if len(sums):
+            sums[0] += window_bytes
+            totals["max_window_bytes"] = max(
+                totals["max_window_bytes"], int(sums.max())
+            )
+            window_bytes = int(sums[-1])
         totals["rows"] += batch.num_rows
+        if totals["rows"] % WINDOW_PAGES == 0:
+            window_bytes = 0  # the next batch starts a window
         totals["bytes"] += size
         progress.update(size, batch.num_rows)
         yield batch
+
+
+def memory_floor_problem(max_window_text_bytes: int, limit_bytes: int) -> str | None:
+    """Say why the build's memory limit is too low for this input, if it is.
+
+    Args:
+        max_window_text_bytes: UTF-8 bytes of page text of the longest run of
+            :data:`WINDOW_PAGES` pages of the input, as loaded.
+        limit_bytes: The build's DuckDB memory limit.
+
+    Returns:
+        None when ``limit_bytes`` is at least the measured need
+        (:data:`SECTIONS_MEMORY_PER_TEXT_BYTE` per byte of that text); else
+        one line naming ``KILT_CHUNKS_MEMORY_LIMIT``, the floor for this input
+        and why, so the build stops before the sections step fails with
+        DuckDB's own out-of-memory error.
+    """
+    floor = int(max_window_text_bytes * SECTIONS_MEMORY_PER_TEXT_BYTE)
+    if limit_bytes >= floor:
+        return None
+    suggested = 2 ** math.ceil(math.log2(max(floor, 1) / 2**20))
+    return (
+        f"KILT_CHUNKS_MEMORY_LIMIT ({limit_bytes / 2**20:,.0f} MiB) is below the "
+        f"{floor / 2**20:,.0f} MiB this input needs: its longest run of "
+        f"{WINDOW_PAGES:,} pages holds {max_window_text_bytes / 1e6:,.1f} MB of "
+        f"text, which the sections step holds about "
+        f"{SECTIONS_MEMORY_PER_TEXT_BYTE:g} times over; set "
+        f"KILT_CHUNKS_MEMORY_LIMIT={suggested}MB or more (the loaded pages are "
+        "kept: the next build does not read the input again)"
+    )
 
 
 def load_pages(
@@ -121,7 +188,9 @@ def load_pages(
 
     Args:
         con: Connection of the build database.
-        kilt_path: Input path (see :mod:`kilt_chunks.loading`).
+        kilt_path: Input path (see :mod:`kilt_chunks.loading`); a relative
+            path is resolved against the dbt project folder
+            (:func:`kilt_chunks.settings.project_path`).
         pages_table: Qualified name of the table to (re)create, e.g.
             ``kilt_scratch.main.kilt_pages``.
         record_relation: The record of the previous load (the dbt model's own
@@ -140,6 +209,8 @@ def load_pages(
     :func:`~kilt_chunks.loading.read_kilt_pages`, ``on_error="row"``); the
     model's post-hook stops the build with that message.
     """
+    # Relative to the dbt project folder, whatever the current folder.
+    kilt_path = project_path(kilt_path)
     try:
         signature = input_signature(kilt_path)
     except KiltInputError:
@@ -158,12 +229,16 @@ def load_pages(
                 f"load: reusing the {stored:,} pages already loaded from {where}"
                 " (same files, sizes and modification times)"
             )
+            problem = memory_floor_problem(
+                previous["max_window_text_bytes"], memory_limit_bytes(con)
+            )
             return pa.Table.from_pylist(
-                [{**previous, "is_reused": True}], schema=LOAD_RECORD_SCHEMA
+                [{**previous, "is_reused": True, "memory_problem": problem}],
+                schema=LOAD_RECORD_SCHEMA,
             )
     start = time.monotonic()
     reader = read_kilt_pages(kilt_path, batch_size=batch_size, on_error="row")
-    totals = {"rows": 0, "bytes": 0}
+    totals = {"rows": 0, "bytes": 0, "max_window_bytes": 0}
     progress = Progress("load", interval=progress_seconds, unit="pages")
     cursor = con.cursor()
     try:
@@ -194,5 +269,9 @@ def load_pages(
         "text_bytes": totals["bytes"],
         "load_seconds": time.monotonic() - start,
         "is_reused": False,
+        "max_window_text_bytes": totals["max_window_bytes"],
+        "memory_problem": memory_floor_problem(
+            totals["max_window_bytes"], memory_limit_bytes(con)
+        ),
     }
     return pa.Table.from_pylist([record], schema=LOAD_RECORD_SCHEMA)

@@ -2,12 +2,12 @@
 
 The load and chunking steps report what they did every ``interval`` seconds:
 bytes, rows, rate and, where the total is known, the ETA (the SQL models and
-the export have only dbt's own per-model lines). When standard error is a
-terminal, tqdm draws its bar there. Otherwise (a log file, CI) each report is
-one plain line, formatted by tqdm (:meth:`tqdm.tqdm.format_meter`) without
-carriage-return redraws, and sent through dbt's event system when dbt is
-running (so it reaches both dbt's console output and ``logs/dbt.log``), else
-written to standard error.
+the export report their queries' progress: :mod:`kilt_chunks.sql_progress`).
+When standard error is a terminal, tqdm draws its bar there. Otherwise (a log
+file, CI) each report is one plain line, formatted by tqdm
+(:meth:`tqdm.tqdm.format_meter`) without carriage-return redraws, and sent
+through dbt's event system when dbt is running (so it reaches both dbt's
+console output and ``logs/dbt.log``), else written to standard error.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import time
 
 from tqdm import tqdm
 
-__all__ = ["Progress"]
+__all__ = ["Progress", "emit_line"]
 
 
-def _emit(line: str) -> None:
+def emit_line(line: str) -> None:
     """One plain progress line: dbt's log and console when dbt runs, else stderr."""
     try:
         from dbt_common.events.event_manager_client import get_event_manager
@@ -79,7 +79,7 @@ class Progress:
     @staticmethod
     def note(line: str) -> None:
         """Report one line at once (a stage that has nothing to stream)."""
-        _emit(line)
+        emit_line(line)
 
     def update(self, nbytes: int, rows: int = 0) -> None:
         """Count ``nbytes`` and ``rows`` more; report if ``interval`` has passed."""
@@ -92,7 +92,7 @@ class Progress:
         now = time.monotonic()
         if self.interval > 0 and now - self.last >= self.interval:
             self.last = now
-            _emit(self._line(now))
+            emit_line(self._line(now))
 
     def _line(self, now: float) -> str:
         elapsed = now - self.started
@@ -119,7 +119,7 @@ class Progress:
             seconds = now - self.started
             mb = (self.done - self.start_done) / 1e6
             rate = mb / seconds if seconds > 0 else 0.0
-            _emit(
+            emit_line(
                 f"{self.stage}: done, {self.rows:,} {self.unit}, {mb:,.1f} MB"
                 f" in {seconds:,.1f} s ({rate:,.1f} MB/s)"
             )

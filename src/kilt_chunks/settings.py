@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -20,7 +21,40 @@ from typing import Any
 #: here, so that the check costs dbt no start-up time).
 SPLITTER_CHOICES = ("fast", "llama_index")
 
-__all__ = ["KNOWN_VARIABLES", "settings_problems"]
+__all__ = ["KNOWN_VARIABLES", "dbt_project_dir", "project_path", "settings_problems"]
+
+
+def dbt_project_dir() -> str | None:
+    """The running dbt's project folder (``--project-dir``, ``DBT_PROJECT_DIR``),
+    or None outside dbt or when dbt was given none (the current folder)."""
+    try:
+        from dbt.flags import get_flags
+    except ImportError:  # pragma: no cover - dbt-core is a dependency
+        return None
+    project_dir = getattr(get_flags(), "PROJECT_DIR", None)
+    return str(project_dir) if project_dir else None
+
+
+def project_path(path: str, project_dir: str | None = None) -> str:
+    """Resolve a relative path (``kilt_path``, ``kilt_tasks``, ``export_dir``,
+    the database) against the dbt project folder, whatever the current folder.
+
+    Args:
+        path: A path as the user gave it.
+        project_dir: The project folder; default :func:`dbt_project_dir`
+            (the current folder when dbt runs in it).
+
+    Returns:
+        ``path`` joined to the project folder when it is relative; otherwise
+        unchanged: ``""``, absolute paths, ``~`` paths, URLs and names such as
+        ``hf://kilt_wikipedia`` or ``:memory:``.
+    """
+    if not path or path.startswith(("~", ":")) or "://" in path:
+        return path
+    if os.path.isabs(path):
+        return path
+    root = project_dir if project_dir is not None else dbt_project_dir()
+    return os.path.join(root, path) if root else path
 
 
 def _is_int(value: Any) -> bool:

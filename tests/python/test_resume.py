@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pytest
 
 from conftest import ROOT, SAMPLE_JSONL, Build, dbt_command, dbt_env, run_dbt_build
@@ -230,7 +231,6 @@ def test_load_caps_the_database_then_reuses_the_load(
     """load_pages stores every page (at LOAD_MEMORY_LIMIT, its loader needs
     memory beside it; the limit is given back), and a second call with the
     record of the first reuses the stored pages without reading the input."""
-    import pyarrow as pa
 
     from kilt_chunks import page_load
 
@@ -374,3 +374,51 @@ def test_chunking_memory_stays_bounded_however_many_sections(
         assert chunks.aggregate("count(*), sum(num_chunks)").fetchall() == [
             (300_000, 300_000)
         ]
+
+
+def test_load_records_the_longest_window_of_pages_and_the_memory_floor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The load record carries the text bytes of the longest run of
+    WINDOW_PAGES pages (windows in input order, across the loader's
+    batches), and says when the memory limit is below the floor they need;
+    a reused load is judged against the limit of the new build."""
+    from kilt_chunks import page_load
+
+    monkeypatch.setattr(page_load, "WINDOW_PAGES", 10)
+    pages = [json.loads(line) for line in SAMPLE_JSONL.read_text().splitlines()]
+    text_bytes = [sum(len(p.encode()) for p in page["text"]) for page in pages]
+    expected = max(sum(text_bytes[k : k + 10]) for k in range(0, len(pages), 10))
+    with duckdb.connect(str(tmp_path / "t.duckdb")) as con:
+        con.execute("set memory_limit = '1GB'")
+        # Batches of 7 rows: windows of 10 span two batches.
+        row = page_load.load_pages(
+            con, str(SAMPLE_JSONL), "pages", batch_size=7
+        ).to_pylist()[0]
+        assert row["max_window_text_bytes"] == expected
+        assert row["memory_problem"] is None
+        con.execute("set memory_limit = '1MB'")
+        con.register(
+            "record_df", pa.Table.from_pylist([row], page_load.LOAD_RECORD_SCHEMA)
+        )
+        con.execute("create table record as select * from record_df")
+        again = page_load.load_pages(
+            con, str(SAMPLE_JSONL), "pages", record_relation="record"
+        ).to_pylist()[0]
+    assert again["is_reused"] is True
+    floor_mib = expected * page_load.SECTIONS_MEMORY_PER_TEXT_BYTE / 2**20
+    assert again["memory_problem"].startswith(
+        f"KILT_CHUNKS_MEMORY_LIMIT (1 MiB) is below the {floor_mib:,.0f} MiB this"
+        " input needs: its longest run of 10 pages holds"
+    )
+
+
+def test_memory_floor_problem_names_the_variable_and_a_limit_that_passes() -> None:
+    from kilt_chunks.page_load import memory_floor_problem
+
+    # The long-page corpus the factor was measured on: 58.3 MB per 2,048 pages.
+    assert memory_floor_problem(58_300_000, 512 * 10**6) is None
+    problem = memory_floor_problem(58_300_000, 256 * 10**6)
+    assert problem is not None
+    assert "KILT_CHUNKS_MEMORY_LIMIT (244 MiB) is below the 473 MiB" in problem
+    assert "set KILT_CHUNKS_MEMORY_LIMIT=512MB or more" in problem
