@@ -285,7 +285,10 @@ def task_queries(db_path: str | Path, task: str) -> list[tuple[str, str]]:
             [task],
         ).fetchall()
         if not rows:
-            tasks = [t for (t,) in con.sql("select distinct task from kilt_queries")]
+            tasks = [
+                t
+                for (t,) in con.sql("select distinct task from kilt_queries").fetchall()
+            ]
             raise Bm25Error(
                 f"task {task!r}: no queries in kilt_queries (tasks there: "
                 + (", ".join(sorted(tasks)) or "none; build with --vars kilt_tasks")

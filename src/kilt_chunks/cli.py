@@ -72,6 +72,19 @@ def build_summary(db_path: str) -> str:
             "select reject_reason, count(*) from kilt_rejected_pages "
             "group by 1 order by 2 desc, 1 limit 10"
         ).fetchall()
+        has_tasks = con.sql(
+            "select count(*) from duckdb_tables()"
+            " where table_name = 'kilt_provenance_summary'"
+        ).fetchall()[0][0]
+        tasks = (
+            con.sql(
+                "select task, num_lines_rejected, num_queries,"
+                " num_queries_without_chunks, num_page_qrels, num_qrels"
+                " from kilt_provenance_summary order by task"
+            ).fetchall()
+            if has_tasks
+            else []
+        )
     lines = [
         f"kilt-chunks build of {info['kilt_path']} (splitter {info['splitter']}, "
         f"chunk_size {info['chunk_size']})",
@@ -120,6 +133,12 @@ def build_summary(db_path: str) -> str:
         files = sorted(folder.glob("*.parquet"))
         lines.append(
             f"  parquet export    {os.path.abspath(folder)}/  ({len(files)} files)"
+        )
+    for task, rejected, queries, without, page_qrels, chunk_qrels in tasks:
+        lines.append(
+            f"  task {task}: {queries:,} queries, {without:,} without any"
+            f" relevant chunk; {page_qrels:,} page and {chunk_qrels:,} chunk qrels"
+            f"; {rejected:,} lines rejected"
         )
     return "\n".join(lines)
 

@@ -331,7 +331,10 @@ def gold_from_database(db_path: str | Path, task: str) -> Gold:
             [task],
         ).fetchall()
         if not rows:
-            tasks = [t for (t,) in con.sql("select distinct task from kilt_queries")]
+            tasks = [
+                t
+                for (t,) in con.sql("select distinct task from kilt_queries").fetchall()
+            ]
             raise EvaluationError(
                 f"task {task!r}: not in kilt_queries of {db_path} (tasks there: "
                 + (", ".join(sorted(tasks)) or "none; build with --vars kilt_tasks")
