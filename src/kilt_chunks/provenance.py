@@ -269,40 +269,49 @@ def _task_line_schema(con: duckdb.DuckDBPyConnection) -> pa.Schema:
     return schema
 
 
-def read_task_lines(kilt_tasks: str) -> pa.Table:
+def read_task_lines(kilt_tasks: str) -> pa.RecordBatchReader:
     """Read every line of the task files named by ``kilt_tasks``, one row each.
 
     Lines are split by :mod:`kilt_chunks.loading`'s line reader (LF only,
     plain or gzip, a line that is not UTF-8 kept as one bad line), so line
     numbers are exact whatever a line holds, and each line is parsed with
-    :data:`TASK_LINE_STRUCTURE`. A line that cannot be a query gets a
-    ``reject_reason`` and the others are read on.
+    :data:`TASK_LINE_STRUCTURE`, 2,048 lines at a time (a 2 GB task file such
+    as T-REx's train set streams; it is never held whole). A line that cannot
+    be a query gets a ``reject_reason`` and the others are read on.
 
     Args:
         kilt_tasks: See :func:`resolve_task_files`; ``""`` reads nothing.
 
     Returns:
-        An Arrow table, one row per line in file then line order: ``task``,
-        ``source_file``, ``line_number`` (1-based), ``query_id``, ``input``,
-        ``output`` (KILT's list of answers, each with its ``provenance``
-        list), ``reject_reason`` (NULL for a usable line; e.g. ``invalid JSON
-        (truncated or malformed line)``, ``output is object, not a list``,
-        ``id "a b" holds white space ...``, ``duplicate id (first on line
-        3)``). When the files cannot be read (no such path, two files with
-        one task name, a truncated gzip file) the table is one row whose
-        reason starts with :data:`UNREADABLE_TASKS` and names the file; the
-        model's post-hook stops the build with it.
+        A stream of Arrow batches, one row per line in file then line order:
+        ``task``, ``source_file``, ``line_number`` (1-based), ``query_id``,
+        ``input``, ``output`` (KILT's list of answers, each with its
+        ``provenance`` list), ``reject_reason`` (NULL for a usable line; e.g.
+        ``invalid JSON (truncated or malformed line)``, ``output is object,
+        not a list``, ``id "a b" holds white space ...``, ``duplicate id
+        (first on line 3)``). When the files cannot be read (no such path,
+        two files with one task name, a truncated gzip file) the stream ends
+        with one row whose reason starts with :data:`UNREADABLE_TASKS` and
+        names the file; the model's post-hook stops the build with it.
     """
+    con = duckdb.connect(config={"threads": 1})
+    schema = _task_line_schema(con)
+    return pa.RecordBatchReader.from_batches(
+        schema, _task_line_batches(con, kilt_tasks, schema)
+    )
+
+
+def _task_line_batches(
+    con: duckdb.DuckDBPyConnection, kilt_tasks: str, schema: pa.Schema
+) -> Iterator[pa.RecordBatch]:
     from kilt_chunks.loading import _line_blocks
 
-    con = duckdb.connect(config={"threads": 1})
     try:
-        schema = _task_line_schema(con)
         try:
             files = resolve_task_files(kilt_tasks)
         except (OSError, ValueError) as exc:
-            return _unreadable_table(str(exc), schema)
-        tables = [schema.empty_table()]
+            yield from _unreadable_table(str(exc), schema).to_batches()
+            return
         for task, file in files:
             seen: dict[str, int] = {}
             line_number = 0
@@ -318,14 +327,14 @@ def read_task_lines(kilt_tasks: str) -> pa.Table:
                         block.add_column(0, "line_number", numbers),
                     )
                     table = con.sql(_task_lines_query(task, file)).to_arrow_table()
-                    tables.append(_mark_duplicates(table, seen))
+                    yield from _mark_duplicates(table, seen).cast(schema).to_batches()
             except (OSError, EOFError, zlib.error) as exc:
-                return _unreadable_table(
+                message = (
                     f"kilt_tasks file {file}, after line {line_number:,}: "
-                    f"cannot be read ({exc})",
-                    schema,
+                    f"cannot be read ({exc})"
                 )
-        return pa.concat_tables(tables)
+                yield from _unreadable_table(message, schema).to_batches()
+                return
     finally:
         con.close()
 

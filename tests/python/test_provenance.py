@@ -220,6 +220,12 @@ def test_summary_counts(build) -> None:
     # (6, 7 x2); 9 (query, chunk) pairs from 6 queries, 7 of them whole
     # spans; 12 (query, page) pairs.
     assert summary == (TASK, 14, 3, 11, 10, 6, 5, 15, 14, 1, 8, 1, 1, 3, 9, 7, 12)
+    from kilt_chunks.cli import build_summary
+
+    assert (
+        f"  task {TASK}: 11 queries, 5 without any relevant chunk; 12 page and 9"
+        " chunk qrels; 3 lines rejected"
+    ) in build_summary(str(build.db_path)).splitlines()
 
 
 def test_qrels_file(build) -> None:

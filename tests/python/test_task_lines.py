@@ -17,8 +17,12 @@ def line(**fields) -> str:
     return json.dumps({**GOOD, **fields}) + "\n"
 
 
+def read(spec: str):
+    return read_task_lines(spec).read_all()
+
+
 def reasons(path: Path) -> dict[int, str | None]:
-    table = read_task_lines(str(path))
+    table = read(str(path))
     return dict(
         zip(
             table.column("line_number").to_pylist(),
@@ -70,7 +74,7 @@ def test_each_bad_line_is_rejected_with_its_number(tmp_path: Path) -> None:
         15: "missing input",
         16: "invalid UTF-8 bytes",
     }
-    table = read_task_lines(str(path))
+    table = read(str(path))
     assert table.column("query_id").to_pylist()[12] == "11"
 
 
@@ -89,7 +93,7 @@ def test_line_numbers_stay_exact_across_blocks_and_gzip(tmp_path: Path) -> None:
 
 
 def test_unreadable_input_is_one_row_naming_it(tmp_path: Path) -> None:
-    (row,) = read_task_lines(str(tmp_path / "missing.jsonl")).to_pylist()
+    (row,) = read(str(tmp_path / "missing.jsonl")).to_pylist()
     assert row["reject_reason"] == (
         UNREADABLE_TASKS + f"kilt_tasks {str(tmp_path / 'missing.jsonl')!r}: no KILT"
         " task file there (a .jsonl/.json file, a folder of them, or a glob)"
@@ -98,11 +102,11 @@ def test_unreadable_input_is_one_row_naming_it(tmp_path: Path) -> None:
     broken.write_bytes(
         gzip.compress(("".join(line(id=f"q{n}") for n in range(3000))).encode())[:-40]
     )
-    (row,) = read_task_lines(str(broken)).to_pylist()
+    *_, row = read(str(broken)).to_pylist()
     assert row["reject_reason"].startswith(
         UNREADABLE_TASKS + f"kilt_tasks file {broken}, after line "
     )
-    assert read_task_lines("").num_rows == 0
+    assert read("").num_rows == 0
 
 
 def test_the_bundled_task_has_three_bad_lines() -> None:
