@@ -85,7 +85,8 @@ def test_a_typo_stops_the_build_before_the_input_is_read(tmp_path: Path) -> None
         check=False,
     )
     assert build.returncode != 0
-    assert "unknown variable 'chunk_overlap' (did you mean 'chunk_size'?)" in (
+    # The closest known name is now min_overlap (then chunk_size).
+    assert "unknown variable 'chunk_overlap' (did you mean 'min_overlap'?)" in (
         build.output
     )
     assert "splitter = 'sentence': must be one of 'fast', 'llama_index'" in (
