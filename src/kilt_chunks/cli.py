@@ -1,8 +1,11 @@
-"""Command line: ``kilt-chunks summary`` prints what a build produced."""
+"""Command line: ``kilt-chunks summary`` prints what a build produced;
+``kilt-chunks bm25`` writes a BM25 run for a task's queries; ``kilt-chunks
+eval`` scores a run against a task's page and chunk qrels."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from importlib.metadata import version
@@ -10,8 +13,10 @@ from pathlib import Path
 
 import duckdb
 
+from kilt_chunks.bm25 import Bm25Error
 from kilt_chunks.build_info import CHUNKS_EXPORT_SUBDIR
 from kilt_chunks.database import DatabaseInUseError, connect
+from kilt_chunks.evaluation import EvaluationError
 
 DEFAULT_DB = "kilt_chunks.duckdb"
 
@@ -67,6 +72,19 @@ def build_summary(db_path: str) -> str:
             "select reject_reason, count(*) from kilt_rejected_pages "
             "group by 1 order by 2 desc, 1 limit 10"
         ).fetchall()
+        has_tasks = con.sql(
+            "select count(*) from duckdb_tables()"
+            " where table_name = 'kilt_provenance_summary'"
+        ).fetchall()[0][0]
+        tasks = (
+            con.sql(
+                "select task, num_lines_rejected, num_queries,"
+                " num_queries_without_chunks, num_page_qrels, num_qrels"
+                " from kilt_provenance_summary order by task"
+            ).fetchall()
+            if has_tasks
+            else []
+        )
     lines = [
         f"kilt-chunks build of {info['kilt_path']} (splitter {info['splitter']}, "
         f"chunk_size {info['chunk_size']})",
@@ -116,7 +134,72 @@ def build_summary(db_path: str) -> str:
         lines.append(
             f"  parquet export    {os.path.abspath(folder)}/  ({len(files)} files)"
         )
+    for task, rejected, queries, without, page_qrels, chunk_qrels in tasks:
+        lines.append(
+            f"  task {task}: {queries:,} queries, {without:,} without any"
+            f" relevant chunk; {page_qrels:,} page and {chunk_qrels:,} chunk qrels"
+            f"; {rejected:,} lines rejected"
+        )
     return "\n".join(lines)
+
+
+def _require_db(db_path: str) -> None:
+    if not Path(db_path).exists():
+        raise FileNotFoundError(f"{db_path}: no such DuckDB file; run `dbt build`")
+
+
+def run_bm25(args: argparse.Namespace) -> str:
+    """``kilt-chunks bm25``: index if needed, search the task's queries, write
+    the run. Returns the lines to print (index reused or built, run written).
+
+    Raises:
+        FileNotFoundError: If the DuckDB file does not exist.
+        Bm25Error: If the task has no queries, or the corpus no chunks.
+    """
+    from kilt_chunks import bm25
+
+    _require_db(args.db)
+    index = Path(args.index or f"{args.db}.bm25")
+    queries = bm25.task_queries(args.db, args.task)
+    lines = []
+    if args.reindex or not bm25.index_is_current(args.db, index):
+        meta = bm25.build_index(args.db, index, shard_chunks=args.shard_chunks)
+        lines.append(
+            f"bm25 index {index}/: {meta['num_chunks']:,} chunks,"
+            f" {meta['num_tokens']:,} tokens, {meta['shards']} shard(s),"
+            f" {meta['index_seconds']:.1f} s"
+        )
+    else:
+        lines.append(f"bm25 index {index}/: reused (same chunks)")
+    hits = bm25.search(index, [text for _, text in queries], k=args.k)
+    run = Path(args.run or Path("runs") / f"bm25.{args.task}.trec")
+    written = bm25.write_trec_run(run, [q for q, _ in queries], hits)
+    lines.append(
+        f"run {run}: {len(queries):,} queries, {written:,} lines (top {args.k})"
+    )
+    return "\n".join(lines)
+
+
+def run_eval(args: argparse.Namespace) -> str:
+    """``kilt-chunks eval``: score the run, write the JSON, return the table.
+
+    Raises:
+        FileNotFoundError: If the run, qrels or DuckDB file does not exist.
+        EvaluationError: If a file is malformed or the task unknown.
+    """
+    from kilt_chunks import evaluation
+
+    run, run_format = evaluation.read_run(args.run)
+    if args.task:
+        _require_db(args.db)
+        gold = evaluation.gold_from_database(args.db, args.task)
+    else:
+        gold = evaluation.gold_from_qrels(args.qrels, run)
+    result = evaluation.evaluate(gold, run)
+    result["run"] = {"path": os.path.abspath(args.run), "format": run_format}
+    out = Path(args.json or f"{args.run}.eval.json")
+    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return evaluation.format_table(result) + f"\n  (JSON: {out})"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -136,19 +219,66 @@ def main(argv: list[str] | None = None) -> int:
     )
     commands = parser.add_subparsers(dest="command", required=True)
     summary = commands.add_parser("summary", help="print what the last build made")
-    summary.add_argument(
-        "--db",
-        default=os.environ.get("KILT_CHUNKS_DB", DEFAULT_DB),
-        help="DuckDB file of the build (default: $KILT_CHUNKS_DB or %(default)s)",
+    db_help = "DuckDB file of the build (default: $KILT_CHUNKS_DB or %(default)s)"
+    default_db = os.environ.get("KILT_CHUNKS_DB", DEFAULT_DB)
+    summary.add_argument("--db", default=default_db, help=db_help)
+    bm25 = commands.add_parser(
+        "bm25",
+        help="BM25 run (TREC format) of a task's queries over kilt_chunks",
+        description="Index kilt_chunks (title path + text) with bm25s, once per"
+        " build (the index is reused while the chunks are unchanged), and write"
+        " the top k chunks of every query of the task as a TREC run.",
+    )
+    bm25.add_argument("--task", required=True, help="task name, e.g. nq-dev-kilt")
+    bm25.add_argument("--db", default=default_db, help=db_help)
+    bm25.add_argument(
+        "--index", help="index folder (default: <db>.bm25/ beside the DuckDB file)"
+    )
+    bm25.add_argument(
+        "--run", help="TREC run to write (default: runs/bm25.<task>.trec)"
+    )
+    bm25.add_argument("-k", type=int, default=100, help="chunks per query")
+    bm25.add_argument(
+        "--shard-chunks",
+        type=int,
+        default=0,
+        help="chunks per index shard, to bound memory (0 = one index)",
+    )
+    bm25.add_argument("--reindex", action="store_true", help="rebuild the index")
+    evaluate = commands.add_parser(
+        "eval",
+        help="score a run (TREC or KILT format) on a task's qrels",
+        description="KILT's page-level R-precision and recall@k, and chunk-level"
+        " nDCG@10, recall@k and MRR@10 (ir_measures); every query of the task"
+        " counts, those without any relevant item as 0.",
+    )
+    evaluate.add_argument("run", help="run file: TREC format or KILT JSON lines")
+    gold = evaluate.add_mutually_exclusive_group(required=True)
+    gold.add_argument("--task", help="task name: gold from the build's tables")
+    gold.add_argument("--qrels", help="a TREC qrels file (chunk or page ids)")
+    evaluate.add_argument("--db", default=default_db, help=db_help)
+    evaluate.add_argument(
+        "--json", help="JSON file to write (default: <run>.eval.json)"
     )
     args = parser.parse_args(argv)
     try:
-        print(build_summary(args.db))
+        if args.command == "summary":
+            print(build_summary(args.db))
+        elif args.command == "bm25":
+            print(run_bm25(args))
+        else:
+            print(run_eval(args))
         sys.stdout.flush()
     except IncompleteBuildError as exc:
         print(exc)
         return 1
-    except (FileNotFoundError, DatabaseInUseError, duckdb.Error) as exc:
+    except (
+        FileNotFoundError,
+        DatabaseInUseError,
+        duckdb.Error,
+        EvaluationError,
+        Bm25Error,
+    ) as exc:
         print(f"kilt-chunks: {exc}", file=sys.stderr)
         return 1
     except BrokenPipeError:

@@ -5,16 +5,19 @@ A KILT task file (``nq-dev-kilt.jsonl``, ...) holds one query per line: ``id``,
 Wikipedia spans (``wikipedia_id``, ``start_paragraph_id``, ``start_character``,
 ``end_paragraph_id``, ``end_character``; characters are offsets into
 ``text[paragraph_id]`` of the KILT page, end exclusive as KILT's
-``match_answer`` computes them). :func:`read_task_provenance` reads them with
-DuckDB's ``read_json`` and explicit types (never sampled); the SQL models match
-the spans to chunks; :func:`write_qrels` writes one qrels file per task.
+``match_answer`` computes them). :func:`read_task_lines` reads every line
+(bad lines are kept with a reason, never stop the build); the SQL models match
+the spans to chunks and grade them; :func:`write_task_files` writes the
+queries, topics and qrels of each task.
 """
 
 from __future__ import annotations
 
 import glob
+import json
 import re
-from collections.abc import Iterable
+import zlib
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import duckdb
@@ -23,42 +26,52 @@ import pyarrow as pa
 #: File names taken from a folder given as ``kilt_tasks``.
 TASK_FILE_PATTERN = re.compile(r"^(?P<task>.+?)\.jsonl?(\.gz|\.zst)?$")
 
-#: Explicit ``read_json`` types of a task line; other keys (``meta``, ...) are
-#: ignored.
-TASK_LINE_COLUMNS = {
+#: Typed structure of a task line for DuckDB's ``json_transform`` (written
+#: out, never sampled); other keys (``meta``, ...) are ignored. A number given
+#: where text is expected (an integer ``id`` or ``wikipedia_id``) becomes its
+#: decimal text; the type checks of :func:`_task_lines_query` reject the rest.
+TASK_LINE_STRUCTURE = """{
     "id": "VARCHAR",
-    "output": "STRUCT(provenance STRUCT("
-    "wikipedia_id VARCHAR, title VARCHAR, section VARCHAR, "
-    "start_paragraph_id BIGINT, start_character BIGINT, "
-    "end_paragraph_id BIGINT, end_character BIGINT, bleu_score DOUBLE)[])[]",
-}
+    "input": "VARCHAR",
+    "output": [{
+        "answer": "VARCHAR",
+        "provenance": [{
+            "wikipedia_id": "VARCHAR",
+            "title": "VARCHAR",
+            "section": "VARCHAR",
+            "start_paragraph_id": "BIGINT",
+            "start_character": "BIGINT",
+            "end_paragraph_id": "BIGINT",
+            "end_character": "BIGINT",
+            "bleu_score": "DOUBLE"
+        }]
+    }]
+}"""
 
-#: Columns of :func:`read_task_provenance`, one row per provenance entry.
-PROVENANCE_COLUMNS = {
-    "task": "VARCHAR",
-    "source_file": "VARCHAR",
-    "query_id": "VARCHAR",
-    "output_index": "INTEGER",
-    "provenance_index": "INTEGER",
-    "wikipedia_id": "VARCHAR",
-    "title": "VARCHAR",
-    "section": "VARCHAR",
-    "start_paragraph_id": "BIGINT",
-    "start_character": "BIGINT",
-    "end_paragraph_id": "BIGINT",
-    "end_character": "BIGINT",
-    "bleu_score": "DOUBLE",
-}
+#: Prefix of the reject reason of the row that marks unreadable task input;
+#: the model's post-hook (macro ``stop_on_unreadable_input``) stops the build
+#: with the rest of the reason as its one-line message.
+UNREADABLE_TASKS = "unreadable input: "
 
-#: One row per qrels file written by :func:`write_qrels`.
+#: One row per file written by :func:`write_task_files`.
 QRELS_SCHEMA = pa.schema(
     [
         ("task", pa.string()),
-        ("qrels_path", pa.string()),
+        ("kind", pa.string()),
+        ("path", pa.string()),
         ("num_queries", pa.int64()),
         ("num_lines", pa.int64()),
     ]
 )
+
+#: The files written per task, by kind: file name suffix after the task name.
+TASK_FILE_SUFFIXES = {
+    "chunks": ".qrels",
+    "chunks_graded": ".graded.qrels",
+    "pages": ".pages.qrels",
+    "queries": ".queries.jsonl",
+    "topics": ".topics.tsv",
+}
 
 
 def task_name(path: str | Path) -> str:
@@ -121,162 +134,287 @@ def _quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def _read_lines_sql(task: str, file: Path) -> str:
-    columns = ", ".join(
-        f"{_quote(k)}: {_quote(v)}" for k, v in TASK_LINE_COLUMNS.items()
+#: Name under which each block of lines is registered for the parse query.
+_TASK_LINES_RELATION = "kilt_task_line_block"
+
+#: JSON types accepted for an id (KILT ids are strings; integers are taken as
+#: their decimal text).
+_ID_TYPES = "('VARCHAR', 'BIGINT', 'UBIGINT')"
+
+
+def _first_bad(types: str, allowed: str, what: str) -> str:
+    """CASE branch: the first element of the list ``types`` (JSON type names)
+    that is not in ``allowed`` names the problem."""
+    bad = f"[t for t in {types} if t not in {allowed}]"
+    return f"""when len({bad}) > 0
+                then '{what} is ' || lower({bad}[1]) || ', not a ' || '{{kind}}'"""
+
+
+def _task_lines_query(task: str, file: Path) -> str:
+    """Parse one block of task lines (registered as _TASK_LINES_RELATION,
+    columns ``line_number``, ``line``, ``read_error``) with the explicit
+    structure; ``reject_reason`` NULL for a usable line."""
+    offsets = " || ".join(
+        f"coalesce(json_type(line, '$.output[*].provenance[*].{key}'), [])"
+        for key in (
+            "start_paragraph_id",
+            "start_character",
+            "end_paragraph_id",
+            "end_character",
+        )
     )
-    return (
-        f"select {_quote(task)} as task, {_quote(str(file))} as source_file, "
-        "id as query_id, output "
-        f"from read_json({_quote(str(file.resolve()))}, "
-        f"format = 'newline_delimited', columns = {{{columns}}})"
+    checks = "\n            ".join(
+        [
+            _first_bad(
+                "json_type(line, '$.output[*]')", "('OBJECT')", "an output"
+            ).format(kind="JSON object"),
+            _first_bad(
+                "json_type(line, '$.output[*].answer')",
+                "('VARCHAR')",
+                "an output answer",
+            ).format(kind="string"),
+            _first_bad(
+                "json_type(line, '$.output[*].provenance')",
+                "('ARRAY', 'NULL')",
+                "an output provenance",
+            ).format(kind="list"),
+            _first_bad(
+                "json_type(line, '$.output[*].provenance[*]')",
+                "('OBJECT')",
+                "a provenance entry",
+            ).format(kind="JSON object"),
+            _first_bad(
+                "json_type(line, '$.output[*].provenance[*].wikipedia_id')",
+                _ID_TYPES,
+                "a provenance wikipedia_id",
+            ).format(kind="string"),
+            _first_bad(
+                f"({offsets})", "('BIGINT', 'UBIGINT', 'NULL')", "a provenance offset"
+            ).format(kind="whole number"),
+        ]
     )
-
-
-def provenance_sql(files: Iterable[tuple[str, Path]]) -> str:
-    """SQL flattening task files into one row per provenance entry.
-
-    Args:
-        files: ``(task, path)`` pairs from :func:`resolve_task_files`.
-
-    Returns:
-        A query with :data:`PROVENANCE_COLUMNS`: one row per provenance entry
-        (``output_index``, ``provenance_index``: 0-based positions in ``output``
-        and its ``provenance``), plus one row with NULL entry columns for a query
-        that has no provenance at all, so every query is counted. No files give
-        an empty result with the same columns.
-    """
-    selects = [_read_lines_sql(task, file) for task, file in files]
-    if not selects:
-        typed = ", ".join(f"null::{t} as {c}" for c, t in PROVENANCE_COLUMNS.items())
-        return f"select {typed} where false"
-    lines = "\n    union all\n    ".join(selects)
     return f"""
-with
-
-lines as (
-
-    {lines}
-
-),
-
-outputs as (
-
-    select
-        lines.task,
-        lines.source_file,
-        lines.query_id,
-        answers.output_index,
-        answers.answer_output
-
-    from lines
-
-    cross join lateral (
+    with parsed as not materialized (
         select
-            unnest(lines.output) as answer_output,
-            unnest(range(len(lines.output)))::integer as output_index
-    ) as answers
+            line_number,
+            line,
+            read_error,
+            json_valid(line) as is_valid
+        from {_TASK_LINES_RELATION}
+    ),
 
-),
-
-entries as (
-
-    select
-        outputs.task,
-        outputs.source_file,
-        outputs.query_id,
-        outputs.output_index,
-        spans.provenance_index,
-        spans.span.wikipedia_id as wikipedia_id,
-        spans.span.title as title,
-        spans.span.section as section,
-        spans.span.start_paragraph_id as start_paragraph_id,
-        spans.span.start_character as start_character,
-        spans.span.end_paragraph_id as end_paragraph_id,
-        spans.span.end_character as end_character,
-        spans.span.bleu_score as bleu_score
-
-    from outputs
-
-    cross join lateral (
+    typed as not materialized (
         select
-            unnest(outputs.answer_output.provenance) as span,
-            unnest(range(len(outputs.answer_output.provenance)))::integer
-                as provenance_index
-    ) as spans
-
-),
-
-queries_without_provenance as (
+            *,
+            case when is_valid and json_type(line) = 'OBJECT' then
+                json_transform(line, {_quote(TASK_LINE_STRUCTURE)})
+            end as parsed_line
+        from parsed
+    )
 
     select
-        lines.task,
-        lines.source_file,
-        lines.query_id
+        {_quote(task)} as task,
+        {_quote(str(file))} as source_file,
+        line_number,
+        case when parsed_line is not null then parsed_line.id end as query_id,
+        parsed_line.input as input,
+        parsed_line.output as output,
+        case
+            when read_error is not null then read_error
+            when line is null or trim(line, ' ' || chr(9) || chr(10) || chr(13)) = ''
+                then 'empty line'
+            when not is_valid then 'invalid JSON (truncated or malformed line)'
+            when json_type(line) <> 'OBJECT' then 'line is not a JSON object'
+            when coalesce(json_type(line, '$.id'), 'NULL') = 'NULL' then 'missing id'
+            when json_type(line, '$.id') not in {_ID_TYPES}
+                then 'id is ' || lower(json_type(line, '$.id')) || ', not a string'
+            when parsed_line.id = '' then 'id is empty'
+            when regexp_matches(parsed_line.id, '\\s')
+                then 'id ' || to_json(parsed_line.id)
+                    || ' holds white space (it cannot be a TREC query id)'
+            when coalesce(json_type(line, '$.input'), 'NULL') = 'NULL'
+                then 'missing input'
+            when json_type(line, '$.input') <> 'VARCHAR'
+                then 'input is ' || lower(json_type(line, '$.input'))
+                    || ', not a string'
+            when coalesce(json_type(line, '$.output'), 'NULL') not in ('ARRAY', 'NULL')
+                then 'output is ' || lower(json_type(line, '$.output'))
+                    || ', not a list'
+            {checks}
+        end as reject_reason
+    from typed
+    """
 
-    from lines
 
-    anti join entries
-        on lines.task = entries.task
-        and lines.query_id is not distinct from entries.query_id
-
-)
-
-select * from entries
-
-union all by name
-
-select * from queries_without_provenance
-"""
+def _unreadable_table(message: str, schema: pa.Schema) -> pa.Table:
+    row = {name: [None] for name in schema.names}
+    row["task"] = [""]
+    row["reject_reason"] = [UNREADABLE_TASKS + message]
+    return pa.Table.from_pydict(row, schema=schema)
 
 
-def read_task_provenance(
-    con: duckdb.DuckDBPyConnection, kilt_tasks: str
-) -> duckdb.DuckDBPyRelation:
-    """Read every provenance entry of the task files named by ``kilt_tasks``.
+def _task_line_schema(con: duckdb.DuckDBPyConnection) -> pa.Schema:
+    con.register(
+        _TASK_LINES_RELATION,
+        pa.table(
+            {
+                "line_number": pa.array([], pa.int64()),
+                "line": pa.array([], pa.string()),
+                "read_error": pa.array([], pa.string()),
+            }
+        ),
+    )
+    schema = con.sql(_task_lines_query("", Path("."))).to_arrow_table().schema
+    con.unregister(_TASK_LINES_RELATION)
+    return schema
+
+
+def read_task_lines(kilt_tasks: str) -> pa.RecordBatchReader:
+    """Read every line of the task files named by ``kilt_tasks``, one row each.
+
+    Lines are split by :mod:`kilt_chunks.loading`'s line reader (LF only,
+    plain or gzip, a line that is not UTF-8 kept as one bad line), so line
+    numbers are exact whatever a line holds, and each line is parsed with
+    :data:`TASK_LINE_STRUCTURE`, 2,048 lines at a time (a 2 GB task file such
+    as T-REx's train set streams; it is never held whole). A line that cannot
+    be a query gets a ``reject_reason`` and the others are read on.
 
     Args:
-        con: DuckDB connection.
         kilt_tasks: See :func:`resolve_task_files`; ``""`` reads nothing.
 
     Returns:
-        A relation with :data:`PROVENANCE_COLUMNS` (see :func:`provenance_sql`);
-        task = file name without ``.jsonl``.
-
-    Raises:
-        FileNotFoundError, ValueError: From :func:`resolve_task_files`.
-        duckdb.Error: If a line is not JSON or a field has an unusable type
-            (DuckDB names the file).
+        A stream of Arrow batches, one row per line in file then line order:
+        ``task``, ``source_file``, ``line_number`` (1-based), ``query_id``,
+        ``input``, ``output`` (KILT's list of answers, each with its
+        ``provenance`` list), ``reject_reason`` (NULL for a usable line; e.g.
+        ``invalid JSON (truncated or malformed line)``, ``output is object,
+        not a list``, ``id "a b" holds white space ...``, ``duplicate id
+        (first on line 3)``). When the files cannot be read (no such path,
+        two files with one task name, a truncated gzip file) the stream ends
+        with one row whose reason starts with :data:`UNREADABLE_TASKS` and
+        names the file; the model's post-hook stops the build with it.
     """
-    columns = ", ".join(f"{c}::{t} as {c}" for c, t in PROVENANCE_COLUMNS.items())
-    sql = provenance_sql(resolve_task_files(kilt_tasks))
-    return con.sql(f"select {columns} from ({sql})")
+    con = duckdb.connect(config={"threads": 1})
+    schema = _task_line_schema(con)
+    return pa.RecordBatchReader.from_batches(
+        schema, _task_line_batches(con, kilt_tasks, schema)
+    )
 
 
-def write_qrels(
-    matches: duckdb.DuckDBPyRelation,
+def _task_line_batches(
+    con: duckdb.DuckDBPyConnection, kilt_tasks: str, schema: pa.Schema
+) -> Iterator[pa.RecordBatch]:
+    from kilt_chunks.loading import _line_blocks
+
+    try:
+        try:
+            files = resolve_task_files(kilt_tasks)
+        except (OSError, ValueError) as exc:
+            yield from _unreadable_table(str(exc), schema).to_batches()
+            return
+        for task, file in files:
+            seen: dict[str, int] = {}
+            line_number = 0
+            try:
+                for block in _line_blocks(file):
+                    numbers = pa.array(
+                        range(line_number + 1, line_number + block.num_rows + 1),
+                        pa.int64(),
+                    )
+                    line_number += block.num_rows
+                    con.register(
+                        _TASK_LINES_RELATION,
+                        block.add_column(0, "line_number", numbers),
+                    )
+                    table = con.sql(_task_lines_query(task, file)).to_arrow_table()
+                    yield from _mark_duplicates(table, seen).cast(schema).to_batches()
+            except (OSError, EOFError, zlib.error) as exc:
+                message = (
+                    f"kilt_tasks file {file}, after line {line_number:,}: "
+                    f"cannot be read ({exc})"
+                )
+                yield from _unreadable_table(message, schema).to_batches()
+                return
+    finally:
+        con.close()
+
+
+def _mark_duplicates(table: pa.Table, seen: dict[str, int]) -> pa.Table:
+    """Reject a usable line whose id an earlier line of the task already had
+    (the first is kept); ``seen`` maps id -> first line and is updated."""
+    ids = table.column("query_id").to_pylist()
+    reasons = table.column("reject_reason").to_pylist()
+    numbers = table.column("line_number").to_pylist()
+    changed = False
+    for i, (query_id, reason) in enumerate(zip(ids, reasons, strict=True)):
+        if reason is not None:
+            continue
+        if query_id in seen:
+            reasons[i] = f"duplicate id (first on line {seen[query_id]:,})"
+            changed = True
+        else:
+            seen[query_id] = numbers[i]
+    if not changed:
+        return table
+    index = table.schema.get_field_index("reject_reason")
+    return table.set_column(index, "reject_reason", pa.array(reasons, pa.string()))
+
+
+def _check_query_id(task: str, query_id: str | None) -> str:
+    if not query_id or query_id.split() != [query_id]:
+        raise ValueError(
+            f"task {task}: query id {query_id!r} is empty or holds "
+            "white space; it cannot be written to a qrels file"
+        )
+    return query_id
+
+
+def _rows(rel: duckdb.DuckDBPyRelation, columns: list[str]) -> Iterator[tuple]:
+    for batch in rel.select(", ".join(columns)).to_arrow_reader(50_000):
+        yield from zip(*(batch.column(c).to_pylist() for c in columns), strict=True)
+
+
+def write_task_files(
+    chunk_qrels: duckdb.DuckDBPyRelation,
+    page_qrels: duckdb.DuckDBPyRelation,
+    queries: duckdb.DuckDBPyRelation,
     tasks: Iterable[str],
     export_dir: str,
 ) -> pa.Table:
-    """Write one TREC qrels file per task: ``<export_dir>/qrels/<task>.qrels``.
+    """Write the evaluation files of every task into ``<export_dir>/qrels/``.
+
+    Per task (see :data:`TASK_FILE_SUFFIXES`):
+
+    * ``<task>.qrels``: binary chunk qrels, ``query_id 0 chunk_id 1``;
+    * ``<task>.graded.qrels``: the same chunks, ``query_id 0 chunk_id rel``
+      with rel 2 (the chunk holds the whole span) or 1 (part of it);
+    * ``<task>.pages.qrels``: ``query_id 0 wikipedia_id 1``, KILT's page-level
+      gold (page-level provenance included);
+    * ``<task>.queries.jsonl``: one JSON object per usable query, the columns
+      of ``kilt_queries`` (``input``, ``answers``, ``evidence_sets``, ...);
+    * ``<task>.topics.tsv``: ``query_id<TAB>input``, the TSV topics format
+      Anserini and Pyserini read; tabs and line breaks inside an input
+      become spaces.
 
     Args:
-        matches: ``kilt_provenance_chunks``: task, query_id, wikipedia_id,
-            section_order, chunk_order, chunk_id; one row per (span, chunk).
-        tasks: Every task read; a task without any match gets an empty file.
-        export_dir: Folder of the Parquet export; ``""`` writes nothing. The
-            ``qrels`` folder is created if needed (with its parents) and its
-            old ``*.qrels`` files are removed first, so a rebuild with fewer
-            tasks, or none, leaves no stale file.
+        chunk_qrels: ``kilt_qrels_chunks`` (task, query_id, chunk_id,
+            relevance, in qrels order).
+        page_qrels: ``kilt_qrels_pages`` (task, query_id, wikipedia_id,
+            relevance).
+        queries: ``kilt_queries``.
+        tasks: Every task read; a task without any match gets empty qrels.
+        export_dir: Export folder; ``""`` writes nothing. The ``qrels``
+            folder is created if needed and its old files of these kinds are
+            removed first, so a rebuild with fewer tasks, or none, leaves no
+            stale file (other files are left alone).
 
     Returns:
-        :data:`QRELS_SCHEMA` table, one row per file written: lines are
-        ``query_id 0 chunk_id 1``, one per distinct (query, chunk), ordered by
-        query_id, then page and chunk order.
+        :data:`QRELS_SCHEMA` table, one row per file written (task, kind,
+        path, distinct queries, lines).
 
     Raises:
-        ValueError: If a query id contains white space (it would break the
-            space-separated format), naming the task and query.
+        ValueError: If a query id is empty or holds white space (it would
+            break the space-separated formats), naming the task and query.
     """
     tasks = sorted(set(tasks))
     if not export_dir:
@@ -284,41 +422,57 @@ def write_qrels(
     qrels_dir = Path(export_dir) / "qrels"
     # Old files go even when no task is given now: they name chunks of an
     # earlier build.
-    for old in qrels_dir.glob("*.qrels"):
-        old.unlink()
+    for suffix in sorted(set(TASK_FILE_SUFFIXES.values())):
+        for old in qrels_dir.glob(f"*{suffix}"):
+            old.unlink(missing_ok=True)
     if not tasks:
         return QRELS_SCHEMA.empty_table()
     qrels_dir.mkdir(parents=True, exist_ok=True)
     rows = []
     for task in tasks:
-        pairs = (
-            matches.filter(f"task = {_quote(task)}")
-            .aggregate(
-                "query_id, chunk_id, min(wikipedia_id) as wikipedia_id, "
-                "min(section_order) as section_order, min(chunk_order) as chunk_order",
-                "query_id, chunk_id",
-            )
-            .order("query_id, wikipedia_id, section_order, chunk_order")
-        )
-        path = qrels_dir / f"{task}.qrels"
-        num_lines = 0
-        queries = set()
-        with path.open("w", encoding="utf-8", newline="\n") as out:
-            for batch in pairs.to_arrow_reader(50_000):
-                for query_id, chunk_id in zip(
-                    batch.column("query_id").to_pylist(),
-                    batch.column("chunk_id").to_pylist(),
-                    strict=True,
-                ):
-                    if not query_id or query_id.split() != [query_id]:
-                        raise ValueError(
-                            f"task {task}: query id {query_id!r} is empty or holds "
-                            "white space; it cannot be written to a qrels file"
-                        )
-                    out.write(f"{query_id} 0 {chunk_id} 1\n")
-                    queries.add(query_id)
+        where = f"task = {_quote(task)}"
+        sources = {
+            "chunks": (
+                chunk_qrels.filter(where),
+                ["query_id", "chunk_id", "relevance"],
+                lambda q, c, r: f"{q} 0 {c} 1\n",
+            ),
+            "chunks_graded": (
+                chunk_qrels.filter(where),
+                ["query_id", "chunk_id", "relevance"],
+                lambda q, c, r: f"{q} 0 {c} {r}\n",
+            ),
+            "pages": (
+                page_qrels.filter(where),
+                ["query_id", "wikipedia_id", "relevance"],
+                lambda q, w, r: f"{q} 0 {w} {r}\n",
+            ),
+            "topics": (
+                queries.filter(where),
+                ["query_id", "input"],
+                lambda q, text: f"{q}\t{' '.join((text or '').split())}\n",
+            ),
+        }
+        for kind, (rel, columns, line) in sources.items():
+            path = qrels_dir / f"{task}{TASK_FILE_SUFFIXES[kind]}"
+            seen: set[str] = set()
+            num_lines = 0
+            with path.open("w", encoding="utf-8", newline="\n") as out:
+                for values in _rows(rel, columns):
+                    seen.add(_check_query_id(task, values[0]))
+                    out.write(line(*values))
                     num_lines += 1
-        rows.append((task, str(path), len(queries), num_lines))
+            rows.append((task, kind, str(path), len(seen), num_lines))
+        path = qrels_dir / f"{task}{TASK_FILE_SUFFIXES['queries']}"
+        task_queries = queries.filter(where)
+        columns = task_queries.columns
+        num_lines = 0
+        with path.open("w", encoding="utf-8", newline="\n") as out:
+            for values in _rows(task_queries, columns):
+                record = dict(zip(columns, values, strict=True))
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+                num_lines += 1
+        rows.append((task, "queries", str(path), num_lines, num_lines))
     return pa.Table.from_pylist(
         [dict(zip(QRELS_SCHEMA.names, row, strict=True)) for row in rows],
         schema=QRELS_SCHEMA,

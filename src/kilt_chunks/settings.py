@@ -94,6 +94,17 @@ def _one_of(choices: tuple[str, ...]) -> Callable[[Any], str | None]:
     return check
 
 
+def _min_overlap(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        return (
+            "must be a number: characters (a whole number, at least 1) or a "
+            "fraction of the span (0 to 1)"
+        )
+    if value >= 1 and value != int(value):
+        return "characters must be a whole number (or give a fraction below 1)"
+    return None
+
+
 def _text(value: Any) -> str | None:
     return None if isinstance(value, str) else "must be text (a path)"
 
@@ -110,6 +121,7 @@ KNOWN_VARIABLES: dict[str, Callable[[Any], str | None]] = {
     "batch_size": _int_at_least(1),
     "progress_seconds": _number_at_least(0),
     "kilt_tasks": _text,
+    "min_overlap": _min_overlap,
     "compress_text": _boolean,
     "keep_scratch": _boolean,
 }

@@ -173,7 +173,11 @@ def test_chunk_spans_keep_mart_order(sample_build: Build) -> None:
 
 def test_provenance_models_are_empty_without_tasks(sample_build: Build) -> None:
     for table in (
+        "int_task_lines_read",
         "int_provenance_spans_read",
+        "kilt_queries",
+        "kilt_qrels_pages",
+        "kilt_qrels_chunks",
         "kilt_provenance_chunks",
         "kilt_provenance_rejected",
         "kilt_provenance_summary",

@@ -4,8 +4,10 @@ The task file `fixtures/kilt_tasks/handmade-dev-kilt.jsonl` holds spans on the
 sample's pages 39 (Albedo) and 696 (Aa River): inside one paragraph, across
 two paragraphs, across a chunk boundary, on list items, on the header of a
 section without text, on a missing page, outside the page, page-level only,
-and repeated. Expected chunks are found here from the page text alone: the
-chunk whose text holds the span's sentence.
+repeated, two evidence sets on two pages, and three lines that cannot be a
+query (an `output` that is an object, an id with a space, a truncated line).
+Expected chunks are found here from the page text alone: the chunk whose text
+holds the span's sentence.
 """
 
 from __future__ import annotations
@@ -19,10 +21,10 @@ import pytest
 
 from conftest import FIXTURES, SAMPLE_JSONL, Build, read_pages, run_dbt_build
 from kilt_chunks.provenance import (
-    read_task_provenance,
+    TASK_FILE_SUFFIXES,
     resolve_task_files,
     task_name,
-    write_qrels,
+    write_task_files,
 )
 
 TASK = "handmade-dev-kilt"
@@ -39,7 +41,7 @@ def build(tmp_path_factory: pytest.TempPathFactory, sample_build: Build) -> Buil
     return run_dbt_build(
         workdir,
         SAMPLE_JSONL,
-        select="int_provenance_spans_read+",
+        select="int_task_lines_read+",
         extra_vars={"kilt_tasks": str(TASK_FILE)},
     )
 
@@ -52,7 +54,8 @@ def pages() -> dict[str, list[str]]:
 @pytest.fixture(scope="module")
 def queries() -> dict[str, dict]:
     with TASK_FILE.open(encoding="utf-8") as f:
-        lines = [json.loads(line) for line in f]
+        # The first 11 lines; 12-14 are the bad lines.
+        lines = [json.loads(line) for line in f.readlines()[:11]]
     return {line["id"]: line for line in lines}
 
 
@@ -162,42 +165,67 @@ def test_repeated_span_is_one_span_and_second_page_is_matched(build, queries) ->
 
 
 def test_rejected_and_not_found_spans(build) -> None:
+    """Page-level provenance (handmade-8) is kept, not rejected; bad lines are
+    rejected with their file and line, and the build went on."""
     rows = build.query(
-        "select query_id, span_id, reject_reason, is_not_found"
+        "select query_id, line_number, span_id, reject_reason, is_not_found"
         " from kilt_provenance_rejected"
     )
-    not_found = rows[0][2]
+    not_found = rows[0][3]
     assert not_found.startswith("overlaps no chunk")
     assert rows == [
-        ("handmade-5", "39@25:11-25:50", not_found, True),
-        ("handmade-6", "99999999@1:0-1:10", "page not in corpus", False),
+        ("handmade-5", 5, "39@25:11-25:50", not_found, True),
+        ("handmade-6", 6, "99999999@1:0-1:10", "page not in corpus", False),
         (
             "handmade-7",
+            7,
             "39@500:0-500:5",
             "start_paragraph_id 500 beyond page (80 paragraphs)",
             False,
         ),
         (
             "handmade-7",
+            7,
             "39@8:0-8:9999",
             "end_character 9999 beyond paragraph 8 (573 characters)",
             False,
         ),
-        ("handmade-8", "696@:-:", "no span offsets (page-level provenance)", False),
+        ("handmade-12", 12, None, "output is object, not a list", False),
+        (
+            "handmade 13",
+            13,
+            None,
+            'id "handmade 13" holds white space (it cannot be a TREC query id)',
+            False,
+        ),
+        (None, 14, None, "invalid JSON (truncated or malformed line)", False),
+    ]
+    assert build.query("select distinct source_file from kilt_provenance_rejected") == [
+        (str(TASK_FILE),)
     ]
 
 
 def test_summary_counts(build) -> None:
     (summary,) = build.query(
-        "select task, num_queries, num_queries_with_provenance,"
-        " num_queries_with_chunks, num_provenance, num_spans, num_spans_one_chunk,"
-        " num_spans_several_chunks, num_spans_not_found, num_spans_rejected,"
-        " num_qrels from kilt_provenance_summary"
+        "select task, num_lines, num_lines_rejected, num_queries,"
+        " num_queries_with_provenance, num_queries_with_chunks,"
+        " num_queries_without_chunks, num_provenance, num_spans,"
+        " num_spans_page_level, num_spans_one_chunk, num_spans_several_chunks,"
+        " num_spans_not_found, num_spans_rejected, num_qrels,"
+        " num_chunk_qrels_whole_span, num_page_qrels from kilt_provenance_summary"
     )
-    # 10 queries (handmade-9 has no output); 13 entries, 12 distinct spans:
-    # 6 in one chunk (1, 2, 4 x2, 10 x2), 1 across chunks (3), 1 not found (5),
-    # 4 rejected (6, 7 x2, 8); 7 (query, chunk) pairs from 5 queries.
-    assert summary == (TASK, 10, 9, 5, 13, 12, 6, 1, 1, 4, 7)
+    # 14 lines, 3 rejected (12-14); 11 queries (handmade-9 has no output);
+    # 15 entries, 14 distinct spans: 1 page level (8), 8 in one chunk (1, 2,
+    # 4 x2, 10 x2, 11 x2), 1 across chunks (3), 1 not found (5), 3 rejected
+    # (6, 7 x2); 9 (query, chunk) pairs from 6 queries, 7 of them whole
+    # spans; 12 (query, page) pairs.
+    assert summary == (TASK, 14, 3, 11, 10, 6, 5, 15, 14, 1, 8, 1, 1, 3, 9, 7, 12)
+    from kilt_chunks.cli import build_summary
+
+    assert (
+        f"  task {TASK}: 11 queries, 5 without any relevant chunk; 12 page and 9"
+        " chunk qrels; 3 lines rejected"
+    ) in build_summary(str(build.db_path)).splitlines()
 
 
 def test_qrels_file(build) -> None:
@@ -213,9 +241,16 @@ def test_qrels_file(build) -> None:
     )
     path = build.export_dir / "qrels" / f"{TASK}.qrels"
     assert path.read_text(encoding="utf-8") == expected
-    assert len(expected.splitlines()) == 7
-    assert build.query("select * from kilt_provenance_qrels") == [
-        (TASK, str(path), 5, 7)
+    assert len(expected.splitlines()) == 9
+    folder = build.export_dir / "qrels"
+    assert build.query(
+        "select kind, path, num_queries, num_lines from kilt_provenance_qrels"
+    ) == [
+        ("chunks", str(path), 6, 9),
+        ("chunks_graded", str(folder / f"{TASK}.graded.qrels"), 6, 9),
+        ("pages", str(folder / f"{TASK}.pages.qrels"), 10, 12),
+        ("topics", str(folder / f"{TASK}.topics.tsv"), 11, 11),
+        ("queries", str(folder / f"{TASK}.queries.jsonl"), 11, 11),
     ]
 
 
@@ -237,22 +272,46 @@ def test_task_files_from_file_folder_and_glob(tmp_path: Path) -> None:
         resolve_task_files(str(tmp_path))
 
 
-def test_read_task_provenance_keeps_queries_without_provenance() -> None:
-    with duckdb.connect() as con:
-        rows = read_task_provenance(con, str(TASK_FILE)).fetchall()
-        empty = read_task_provenance(con, "")
-        assert empty.fetchall() == []
-        assert len(empty.columns) == 13
-    assert len(rows) == 14  # 13 entries + handmade-9, which has no output
-    assert {r[2] for r in rows if r[4] is None} == {"handmade-9"}
+def test_spans_read_keep_queries_without_provenance(build) -> None:
+    rows = build.query(
+        "select query_id, provenance_index from int_provenance_spans_read"
+    )
+    assert len(rows) == 16  # 15 entries + handmade-9, which has no output
+    assert {q for q, index in rows if index is None} == {"handmade-9"}
 
 
-def test_write_qrels_writes_nothing_without_export_dir(tmp_path: Path) -> None:
+def _relations(con: duckdb.DuckDBPyConnection):
+    chunks = con.sql(
+        "select 't' as task, 'q' as query_id, 'c' as chunk_id, 2 as relevance"
+    )
+    pages = con.sql(
+        "select 't' as task, 'q' as query_id, '39' as wikipedia_id, 1 as relevance"
+    )
+    queries = con.sql("select 't' as task, 'q' as query_id, 'a\tb\nc' as input")
+    return chunks, pages, queries
+
+
+def test_write_task_files_writes_nothing_without_export_dir(tmp_path: Path) -> None:
     with duckdb.connect() as con:
-        rel = con.sql("select 'q' as query_id, 'c' as chunk_id, 't' as task")
-        assert write_qrels(rel, ["t"], "").num_rows == 0
-        assert write_qrels(rel, [], str(tmp_path)).num_rows == 0
+        assert write_task_files(*_relations(con), ["t"], "").num_rows == 0
+        assert write_task_files(*_relations(con), [], str(tmp_path)).num_rows == 0
     assert list(tmp_path.iterdir()) == []
+
+
+def test_write_task_files_formats(tmp_path: Path) -> None:
+    with duckdb.connect() as con:
+        written = write_task_files(*_relations(con), ["t"], str(tmp_path))
+    assert sorted(written.column("kind").to_pylist()) == sorted(TASK_FILE_SUFFIXES)
+    folder = tmp_path / "qrels"
+    assert (folder / "t.qrels").read_text() == "q 0 c 1\n"
+    assert (folder / "t.graded.qrels").read_text() == "q 0 c 2\n"
+    assert (folder / "t.pages.qrels").read_text() == "q 0 39 1\n"
+    assert (folder / "t.topics.tsv").read_text() == "q\ta b c\n"
+    assert json.loads((folder / "t.queries.jsonl").read_text()) == {
+        "task": "t",
+        "query_id": "q",
+        "input": "a\tb\nc",
+    }
 
 
 def test_build_without_tasks_removes_stale_qrels(tmp_path: Path) -> None:
@@ -260,10 +319,11 @@ def test_build_without_tasks_removes_stale_qrels(tmp_path: Path) -> None:
     qrels = tmp_path / "qrels"
     qrels.mkdir()
     (qrels / "old-task.qrels").write_text("q 0 doc-1_0::s-0::chunk-0 1\n")
+    (qrels / "old-task.pages.qrels").write_text("q 0 1 1\n")
+    (qrels / "old-task.topics.tsv").write_text("q\tx\n")
     (qrels / "notes.txt").write_text("mine\n")
     with duckdb.connect() as con:
-        rel = con.sql("select 'q' as query_id, 'c' as chunk_id, 't' as task")
-        assert write_qrels(rel, [], str(tmp_path)).num_rows == 0
+        assert write_task_files(*_relations(con), [], str(tmp_path)).num_rows == 0
     assert sorted(p.name for p in qrels.iterdir()) == ["notes.txt"]
 
 
@@ -285,12 +345,12 @@ def test_partial_marts_build_keeps_qrels_and_other_files(
     run_dbt_build(
         tmp_path,
         SAMPLE_JSONL,
-        select="int_provenance_spans_read+ kilt_build_info",
+        select="int_task_lines_read+ kilt_build_info",
         extra_vars=task_vars,
     )
     qrels = exports / "qrels" / f"{TASK}.qrels"
     written = qrels.read_text(encoding="utf-8")
-    assert len(written.splitlines()) == 7
+    assert len(written.splitlines()) == 9
     partial = run_dbt_build(
         tmp_path, SAMPLE_JSONL, select="path:models/marts", extra_vars=task_vars
     )
@@ -303,3 +363,145 @@ def test_partial_marts_build_keeps_qrels_and_other_files(
         assert con.sql(
             f"select count(*) from read_parquet({[str(f) for f in files]})"
         ).fetchall() == partial.query("select count(*) from kilt_chunks")
+
+
+def test_queries_table(build) -> None:
+    rows = build.query(
+        "select query_id, answers, num_evidence_sets, evidence_sets,"
+        " num_relevant_pages, num_relevant_chunks, is_evidence_in_chunks,"
+        " dataset, task_family from kilt_queries order by line_number"
+    )
+    assert [r[0] for r in rows] == [f"handmade-{n}" for n in range(1, 12)]
+    by_id = {r[0]: r[1:] for r in rows}
+    assert by_id["handmade-4"][:2] == (
+        ["Aerosol indirect effect", "Aerosol direct effect"],
+        1,  # two outputs, the same page: one evidence set
+    )
+    assert by_id["handmade-10"][1:5] == (2, [["39"], ["39", "696"]], 2, 2)
+    assert by_id["handmade-11"][1:5] == (2, [["39"], ["696"]], 2, 2)
+    assert by_id["handmade-9"][:5] == ([], 0, [], 0, 0)
+    # Without any relevant chunk: a header of a dropped section (5), a page
+    # not in the corpus (6), bad offsets (7), page-level provenance (8), no
+    # output (9).
+    assert [q for q, *rest in rows if not rest[5]] == [
+        f"handmade-{n}" for n in (5, 6, 7, 8, 9)
+    ]
+    # An unknown task file is labelled with its own name.
+    assert {(r[7], r[8]) for r in rows} == {(TASK, None)}
+
+
+def test_page_qrels_keep_page_level_provenance(build) -> None:
+    rows = build.query(
+        "select query_id, wikipedia_id, relevance, is_page_level_only,"
+        " is_page_in_corpus from kilt_qrels_pages"
+        " where query_id in ('handmade-6', 'handmade-8', 'handmade-10')"
+    )
+    assert rows == [
+        ("handmade-10", "39", 1, False, True),
+        ("handmade-10", "696", 1, False, True),
+        ("handmade-6", "99999999", 1, False, False),
+        ("handmade-8", "696", 1, True, True),
+    ]
+    text = (build.export_dir / "qrels" / f"{TASK}.pages.qrels").read_text()
+    assert "handmade-8 0 696 1\n" in text and len(text.splitlines()) == 12
+
+
+def test_graded_chunk_qrels(build, queries) -> None:
+    """2 where the chunk holds the whole span, 1 for each of the two chunks
+    that share handmade-3's span."""
+    graded = {
+        (q, c): r
+        for q, c, r in build.query(
+            "select query_id, chunk_id, relevance from kilt_qrels_chunks"
+        )
+    }
+    answer = queries["handmade-3"]["output"][0]["answer"]
+    left, right = answer.split(" If ")
+    assert graded[("handmade-3", chunk_holding(build, "39", left))] == 1
+    assert graded[("handmade-3", chunk_holding(build, "39", "If " + right))] == 1
+    assert {r for (q, _), r in graded.items() if q != "handmade-3"} == {2}
+    text = (build.export_dir / "qrels" / f"{TASK}.graded.qrels").read_text()
+    assert sorted(text.splitlines()) == sorted(
+        f"{q} 0 {c} {r}" for (q, c), r in graded.items()
+    )
+
+
+def test_queries_and_topics_files(build) -> None:
+    folder = build.export_dir / "qrels"
+    topics = (folder / f"{TASK}.topics.tsv").read_text(encoding="utf-8")
+    assert topics.splitlines()[0] == (
+        "handmade-1\tHow is Earth's surface albedo estimated?"
+    )
+    with (folder / f"{TASK}.queries.jsonl").open(encoding="utf-8") as f:
+        records = [json.loads(line) for line in f]
+    assert len(records) == 11
+    assert records[9]["evidence_sets"] == [["39"], ["39", "696"]]
+    assert records[4]["is_evidence_in_chunks"] is False
+
+
+def test_eval_of_a_perfect_run_and_of_bm25(build, tmp_path: Path) -> None:
+    """A run ranking each query's gold chunks (best grade first): chunk nDCG@10
+    1 for the 6 queries with chunk qrels, 0 for the other 5, mean 6/11; its
+    page ranking finds every evidence set of those 6 (handmade-10 and -11
+    have two), so page R-precision and recall@5 are 6/11 too. Then the
+    README's commands: BM25 run, eval."""
+    from kilt_chunks.cli import main
+
+    graded = build.query(
+        "select query_id, chunk_id, relevance from kilt_qrels_chunks"
+        " order by query_id, relevance desc, wikipedia_id, section_order,"
+        " chunk_order"
+    )
+    run = tmp_path / "perfect.trec"
+    lines, rank = [], {}
+    for q, c, _ in graded:
+        rank[q] = rank.get(q, 0) + 1
+        lines.append(f"{q} Q0 {c} {rank[q]} {100 - rank[q]} perfect\n")
+    run.write_text("".join(lines))
+    db = str(build.db_path)
+    assert main(["eval", str(run), "--task", TASK, "--db", db]) == 0
+    result = json.loads(Path(f"{run}.eval.json").read_text())
+    assert result["chunk"]["measures"]["chunk nDCG@10"] == pytest.approx(6 / 11)
+    assert result["chunk"]["measures"]["chunk MRR@10"] == pytest.approx(6 / 11)
+    assert result["page"]["measures"]["page R-precision"] == pytest.approx(6 / 11)
+    assert result["page"]["measures"]["page recall@5"] == pytest.approx(6 / 11)
+    assert result["page"]["num_queries_without_relevant"] == 1  # handmade-9
+    assert result["chunk"]["num_queries_without_relevant"] == 5
+    assert result["num_queries"] == 11
+
+    bm25_run = tmp_path / "bm25.trec"
+    index = tmp_path / "index"
+    args = ["--task", TASK, "--db", db, "--index", str(index)]
+    assert main(["bm25", *args, "--run", str(bm25_run)]) == 0
+    ranked = bm25_run.read_text().splitlines()
+    assert len({line.split()[0] for line in ranked}) == 11
+    answer = "Earth's surface albedo is regularly estimated"
+    top = next(line.split()[2] for line in ranked if line.startswith("handmade-1 "))
+    assert top == chunk_holding(build, "39", answer)
+    out = tmp_path / "bm25.json"
+    assert (
+        main(["eval", str(bm25_run), "--task", TASK, "--db", db, "--json", str(out)])
+        == 0
+    )
+    scored = json.loads(out.read_text())
+    assert scored["per_query"]["handmade-1"]["chunk MRR@10"] == 1.0
+    assert scored["per_query"]["handmade-9"]["page R-precision"] == 0.0
+    assert main(["eval", str(bm25_run), "--task", "nope", "--db", db]) == 1
+
+
+def test_missing_task_path_stops_the_build_with_one_line(
+    tmp_path: Path, sample_build: Build
+) -> None:
+    shutil.copyfile(sample_build.db_path, tmp_path / sample_build.db_path.name)
+    missing = tmp_path / "no-such-dev-kilt.jsonl"
+    failed = run_dbt_build(
+        tmp_path,
+        SAMPLE_JSONL,
+        select="int_task_lines_read",
+        extra_vars={"kilt_tasks": str(missing)},
+        check=False,
+    )
+    assert failed.returncode != 0
+    message = f"kilt_tasks {str(missing)!r}: no KILT task file there"
+    assert message in failed.output
+    assert "Traceback" not in failed.output

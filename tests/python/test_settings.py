@@ -18,6 +18,7 @@ DEFAULTS = {
     "batch_size": 2000,
     "progress_seconds": 30,
     "kilt_tasks": "",
+    "min_overlap": 1,
     "compress_text": False,
     "keep_scratch": False,
 }
@@ -65,6 +66,17 @@ def test_each_bad_value_is_one_line() -> None:
     assert settings_problems({}, {**DEFAULTS, "progress_seconds": 0.5}) == []
 
 
+def test_min_overlap_is_characters_or_a_fraction() -> None:
+    for good in (0, 0.5, 1, 20):
+        assert settings_problems({}, {**DEFAULTS, "min_overlap": good}) == []
+    assert settings_problems({}, {**DEFAULTS, "min_overlap": 2.5}) == [
+        "min_overlap = 2.5: characters must be a whole number (or give a fraction"
+        " below 1)"
+    ]
+    (problem,) = settings_problems({}, {**DEFAULTS, "min_overlap": "half"})
+    assert problem.startswith("min_overlap = 'half': must be a number")
+
+
 def test_a_typo_stops_the_build_before_the_input_is_read(tmp_path: Path) -> None:
     build = run_dbt_build(
         tmp_path,
@@ -73,7 +85,8 @@ def test_a_typo_stops_the_build_before_the_input_is_read(tmp_path: Path) -> None
         check=False,
     )
     assert build.returncode != 0
-    assert "unknown variable 'chunk_overlap' (did you mean 'chunk_size'?)" in (
+    # The closest known name is now min_overlap (then chunk_size).
+    assert "unknown variable 'chunk_overlap' (did you mean 'min_overlap'?)" in (
         build.output
     )
     assert "splitter = 'sentence': must be one of 'fast', 'llama_index'" in (

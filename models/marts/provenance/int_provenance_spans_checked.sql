@@ -24,6 +24,8 @@ spans as (
         start_character,
         end_paragraph_id,
         end_character,
+        min(source_file) as source_file,
+        min(line_number) as line_number,
         min(title) as title,
         count(*) as num_entries,
         max(bleu_score) as bleu_score
@@ -58,6 +60,12 @@ measured as (
     select
         spans.*,
         span_pages.wikipedia_id is not null as is_page_in_corpus,
+        -- Page-level provenance (entity linking: no offsets at all) is kept:
+        -- it gives page qrels, and no chunk.
+        coalesce(
+            spans.start_paragraph_id, spans.start_character,
+            spans.end_paragraph_id, spans.end_character
+        ) is null as is_page_level,
         span_pages.num_paragraphs,
         case
             when spans.start_paragraph_id between 0 and span_pages.num_paragraphs - 1
@@ -97,9 +105,11 @@ checked as (
                 then 'no wikipedia_id'
             when not is_page_in_corpus
                 then 'page not in corpus'
+            when is_page_level
+                then null
             when start_paragraph_id is null or start_character is null
                 or end_paragraph_id is null or end_character is null
-                then 'no span offsets (page-level provenance)'
+                then 'incomplete span offsets (some missing)'
             when least(start_paragraph_id, start_character,
                 end_paragraph_id, end_character) < 0
                 then 'negative offset'
@@ -133,14 +143,17 @@ sized as (
         task,
         query_id,
         span_id,
+        source_file,
+        line_number,
         wikipedia_id,
         title,
+        is_page_level,
         start_paragraph_id,
         start_character,
         end_paragraph_id,
         end_character,
         case
-            when reject_reason is not null then null
+            when reject_reason is not null or is_page_level then null
             when start_paragraph_id = end_paragraph_id
                 then end_character - start_character
             else start_paragraph_length - start_character

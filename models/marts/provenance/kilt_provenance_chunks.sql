@@ -25,6 +25,7 @@ valid_spans as (
     from spans
 
     where reject_reason is null
+        and not is_page_level
 
 ),
 

@@ -1,5 +1,11 @@
 with
 
+task_lines as (
+
+    select * from {{ ref('int_task_lines_read') }}
+
+),
+
 spans as (
 
     select * from {{ ref('int_provenance_spans_checked') }}
@@ -41,6 +47,25 @@ not_found as (
         and spans.span_id = matches.span_id
 
     where spans.reject_reason is null
+        and not spans.is_page_level
+
+),
+
+lines_rejected as (
+
+    -- Lines of a task file that cannot be a query (bad JSON, wrong types,
+    -- a duplicate id): no span, the line's own reason.
+    select
+        task,
+        query_id,
+        source_file,
+        line_number,
+        reject_reason,
+        false as is_not_found
+
+    from task_lines
+
+    where reject_reason is not null
 
 ),
 
@@ -52,6 +77,10 @@ unioned as (
 
     select * from not_found
 
+    union all by name
+
+    select * from lines_rejected
+
 ),
 
 ordered as (
@@ -59,6 +88,8 @@ ordered as (
     select
         task,
         query_id,
+        source_file,
+        line_number,
         span_id,
         wikipedia_id,
         title,
@@ -73,7 +104,7 @@ ordered as (
 
     from unioned
 
-    order by task, query_id, span_id
+    order by task, line_number, span_id
 
 )
 

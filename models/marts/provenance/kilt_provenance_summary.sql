@@ -1,5 +1,29 @@
 with
 
+task_lines as (
+
+    select * from {{ ref('int_task_lines_read') }}
+
+),
+
+tasks as (
+
+    select * from {{ ref('int_tasks_labelled') }}
+
+),
+
+page_qrels as (
+
+    select * from {{ ref('kilt_qrels_pages') }}
+
+),
+
+chunk_qrels as (
+
+    select * from {{ ref('kilt_qrels_chunks') }}
+
+),
+
 provenance as (
 
     select * from {{ ref('int_provenance_spans_read') }}
@@ -39,11 +63,24 @@ query_counts as (
 
 ),
 
+line_counts as (
+
+    select
+        task,
+        count(*) as num_lines
+
+    from task_lines
+
+    group by task
+
+),
+
 span_counts as (
 
     select
         task,
-        count(*) as num_spans
+        count(*) as num_spans,
+        count(*) filter (where is_page_level) as num_spans_page_level
 
     from spans
 
@@ -58,9 +95,7 @@ match_counts as (
         count(distinct (query_id, span_id)) filter (where num_span_chunks = 1)
             as num_spans_one_chunk,
         count(distinct (query_id, span_id)) filter (where num_span_chunks > 1)
-            as num_spans_several_chunks,
-        count(distinct query_id) as num_queries_with_chunks,
-        count(distinct (query_id, chunk_id)) as num_qrels
+            as num_spans_several_chunks
 
     from matches
 
@@ -73,9 +108,38 @@ reject_counts as (
     select
         task,
         count(*) filter (where is_not_found) as num_spans_not_found,
-        count(*) filter (where not is_not_found) as num_spans_rejected
+        count(*) filter (where span_id is not null and not is_not_found)
+            as num_spans_rejected,
+        count(*) filter (where span_id is null) as num_lines_rejected
 
     from rejected
+
+    group by task
+
+),
+
+page_qrel_counts as (
+
+    select
+        task,
+        count(*) as num_page_qrels,
+        count(distinct query_id) as num_queries_with_pages
+
+    from page_qrels
+
+    group by task
+
+),
+
+chunk_qrel_counts as (
+
+    select
+        task,
+        count(*) as num_qrels,
+        count(distinct query_id) as num_queries_with_chunks,
+        count(*) filter (where relevance = 2) as num_chunk_qrels_whole_span
+
+    from chunk_qrels
 
     group by task
 
@@ -84,31 +148,57 @@ reject_counts as (
 summary as (
 
     select
-        query_counts.task,
-        query_counts.num_queries,
-        query_counts.num_queries_with_provenance,
-        coalesce(match_counts.num_queries_with_chunks, 0) as num_queries_with_chunks,
-        query_counts.num_provenance,
+        line_counts.task,
+        tasks.dataset,
+        tasks.task_family,
+        line_counts.num_lines,
+        coalesce(reject_counts.num_lines_rejected, 0) as num_lines_rejected,
+        coalesce(query_counts.num_queries, 0) as num_queries,
+        coalesce(query_counts.num_queries_with_provenance, 0)
+            as num_queries_with_provenance,
+        coalesce(page_qrel_counts.num_queries_with_pages, 0)
+            as num_queries_with_pages,
+        coalesce(chunk_qrel_counts.num_queries_with_chunks, 0) as num_queries_with_chunks,
+        coalesce(query_counts.num_queries, 0)
+            - coalesce(chunk_qrel_counts.num_queries_with_chunks, 0)
+            as num_queries_without_chunks,
+        coalesce(query_counts.num_provenance, 0) as num_provenance,
         coalesce(span_counts.num_spans, 0) as num_spans,
+        coalesce(span_counts.num_spans_page_level, 0) as num_spans_page_level,
         coalesce(match_counts.num_spans_one_chunk, 0) as num_spans_one_chunk,
         coalesce(match_counts.num_spans_several_chunks, 0)
             as num_spans_several_chunks,
         coalesce(reject_counts.num_spans_not_found, 0) as num_spans_not_found,
         coalesce(reject_counts.num_spans_rejected, 0) as num_spans_rejected,
-        coalesce(match_counts.num_qrels, 0) as num_qrels
+        coalesce(chunk_qrel_counts.num_qrels, 0) as num_qrels,
+        coalesce(chunk_qrel_counts.num_chunk_qrels_whole_span, 0)
+            as num_chunk_qrels_whole_span,
+        coalesce(page_qrel_counts.num_page_qrels, 0) as num_page_qrels
 
-    from query_counts
+    from line_counts
+
+    left join tasks
+        on line_counts.task = tasks.task
+
+    left join query_counts
+        on line_counts.task = query_counts.task
 
     left join span_counts
-        on query_counts.task = span_counts.task
+        on line_counts.task = span_counts.task
 
     left join match_counts
-        on query_counts.task = match_counts.task
+        on line_counts.task = match_counts.task
 
     left join reject_counts
-        on query_counts.task = reject_counts.task
+        on line_counts.task = reject_counts.task
 
-    order by query_counts.task
+    left join page_qrel_counts
+        on line_counts.task = page_qrel_counts.task
+
+    left join chunk_qrel_counts
+        on line_counts.task = chunk_qrel_counts.task
+
+    order by line_counts.task
 
 )
 

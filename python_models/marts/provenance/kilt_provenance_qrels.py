@@ -1,13 +1,15 @@
-"""Write TREC qrels files per KILT task next to the Parquet export, by kilt_chunks."""
+"""Write the queries, topics and qrels files per KILT task, by kilt_chunks."""
 
-from kilt_chunks.provenance import write_qrels
+from kilt_chunks.provenance import write_task_files
 
 
 def model(dbt, session):
     dbt.config(materialized="table")
     tasks = dbt.ref("kilt_provenance_summary").select("task").fetchall()
-    return write_qrels(
-        dbt.ref("kilt_provenance_chunks"),
+    return write_task_files(
+        dbt.ref("kilt_qrels_chunks"),
+        dbt.ref("kilt_qrels_pages"),
+        dbt.ref("kilt_queries"),
         [task for (task,) in tasks],
         dbt.config.get("export_dir"),
     )

@@ -1,0 +1,118 @@
+"""Task files are read line by line: a bad line is rejected with its exact
+line number and reason, the others are read on (issue 13, item 5)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+from conftest import FIXTURES
+from kilt_chunks.provenance import UNREADABLE_TASKS, read_task_lines
+
+GOOD = {"id": "q", "input": "text", "output": [{"answer": "a", "provenance": []}]}
+
+
+def line(**fields) -> str:
+    return json.dumps({**GOOD, **fields}) + "\n"
+
+
+def read(spec: str):
+    return read_task_lines(spec).read_all()
+
+
+def reasons(path: Path) -> dict[int, str | None]:
+    table = read(str(path))
+    return dict(
+        zip(
+            table.column("line_number").to_pylist(),
+            table.column("reject_reason").to_pylist(),
+            strict=True,
+        )
+    )
+
+
+def test_each_bad_line_is_rejected_with_its_number(tmp_path: Path) -> None:
+    path = tmp_path / "bad-dev-kilt.jsonl"
+    lines = [
+        line(id="q1"),
+        line(id="q2", output={"answer": "an object"}),
+        line(id="q 3"),
+        '{"id": "q4", "input": "trunc',
+        "\n",
+        line(id="q6", input=["not", "text"]),
+        line(id="q7", output=[{"answer": {"a": 1}}]),
+        line(id="q8", output=[{"answer": "a", "provenance": {"x": 1}}]),
+        line(id="q9", output=[{"answer": "a", "provenance": [3]}]),
+        line(
+            id="q10",
+            output=[{"provenance": [{"wikipedia_id": "1", "start_character": "5"}]}],
+        ),
+        line(id="q1"),
+        "[1, 2]\n",
+        line(id=11),
+        line(id={"x": 1}),
+        line(id="q15", input=None),
+    ]
+    text = "".join(s if s.endswith("\n") else s + "\n" for s in lines)
+    path.write_bytes(text.encode() + b'{"id": "q16", "input": "\xff"}\n')
+    assert reasons(path) == {
+        1: None,
+        2: "output is object, not a list",
+        3: 'id "q 3" holds white space (it cannot be a TREC query id)',
+        4: "invalid JSON (truncated or malformed line)",
+        5: "empty line",
+        6: "input is array, not a string",
+        7: "an output answer is object, not a string",
+        8: "an output provenance is object, not a list",
+        9: "a provenance entry is ubigint, not a JSON object",
+        10: "a provenance offset is varchar, not a whole number",
+        11: "duplicate id (first on line 1)",
+        12: "line is not a JSON object",
+        13: None,  # an integer id is taken as its text
+        14: "id is object, not a string",
+        15: "missing input",
+        16: "invalid UTF-8 bytes",
+    }
+    table = read(str(path))
+    assert table.column("query_id").to_pylist()[12] == "11"
+
+
+def test_line_numbers_stay_exact_across_blocks_and_gzip(tmp_path: Path) -> None:
+    """The reader parses 2,048 lines at a time: bad lines at the start, in the
+    middle, after line 2,048 and at the end (no final newline)."""
+    bad = {1, 1000, 2049, 2050, 4100}
+    rows = ["not json\n" if n in bad else line(id=f"q{n}") for n in range(1, 4101)]
+    text = "".join(rows).rstrip("\n")
+    path = tmp_path / "big-dev-kilt.jsonl.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        f.write(text)
+    found = reasons(path)
+    assert len(found) == 4100
+    assert {n for n, r in found.items() if r} == bad
+
+
+def test_unreadable_input_is_one_row_naming_it(tmp_path: Path) -> None:
+    (row,) = read(str(tmp_path / "missing.jsonl")).to_pylist()
+    assert row["reject_reason"] == (
+        UNREADABLE_TASKS + f"kilt_tasks {str(tmp_path / 'missing.jsonl')!r}: no KILT"
+        " task file there (a .jsonl/.json file, a folder of them, or a glob)"
+    )
+    broken = tmp_path / "cut-dev-kilt.jsonl.gz"
+    broken.write_bytes(
+        gzip.compress(("".join(line(id=f"q{n}") for n in range(3000))).encode())[:-40]
+    )
+    *_, row = read(str(broken)).to_pylist()
+    assert row["reject_reason"].startswith(
+        UNREADABLE_TASKS + f"kilt_tasks file {broken}, after line "
+    )
+    assert read("").num_rows == 0
+
+
+def test_the_bundled_task_has_three_bad_lines() -> None:
+    found = reasons(FIXTURES / "kilt_tasks" / "handmade-dev-kilt.jsonl")
+    assert {n: r for n, r in found.items() if r} == {
+        12: "output is object, not a list",
+        13: 'id "handmade 13" holds white space (it cannot be a TREC query id)',
+        14: "invalid JSON (truncated or malformed line)",
+    }
