@@ -23,6 +23,8 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from kilt_chunks.settings import project_path
+
 #: File names taken from a folder given as ``kilt_tasks``.
 TASK_FILE_PATTERN = re.compile(r"^(?P<task>.+?)\.jsonl?(\.gz|\.zst)?$")
 
@@ -93,7 +95,9 @@ def resolve_task_files(spec: str) -> list[tuple[str, Path]]:
 
     Args:
         spec: ``""`` (no tasks), a file, a folder (its ``*.jsonl``/``*.json``
-            files, optionally ``.gz``/``.zst``; not recursive) or a glob.
+            files, optionally ``.gz``/``.zst``; not recursive) or a glob; a
+            relative one is resolved against the dbt project folder
+            (:func:`kilt_chunks.settings.project_path`).
 
     Returns:
         ``(task, path)`` pairs sorted by path; empty for ``""``.
@@ -102,7 +106,7 @@ def resolve_task_files(spec: str) -> list[tuple[str, Path]]:
         FileNotFoundError: If a non-empty ``spec`` names no file.
         ValueError: If two files give the same task name.
     """
-    spec = (spec or "").strip()
+    spec = project_path((spec or "").strip())
     if not spec:
         return []
     path = Path(spec)
@@ -419,7 +423,7 @@ def write_task_files(
     tasks = sorted(set(tasks))
     if not export_dir:
         return QRELS_SCHEMA.empty_table()
-    qrels_dir = Path(export_dir) / "qrels"
+    qrels_dir = Path(project_path(export_dir)) / "qrels"
     # Old files go even when no task is given now: they name chunks of an
     # earlier build.
     for suffix in sorted(set(TASK_FILE_SUFFIXES.values())):
