@@ -77,13 +77,13 @@ def card_data(exported: Sequence[ExportedConfig]) -> DatasetCardData:
                     {
                         SPLIT: SplitInfo(
                             name=SPLIT,
-                            num_bytes=config.num_bytes,
+                            num_bytes=config.uncompressed_bytes,
                             num_examples=config.num_rows,
                         )
                     }
                 ),
                 download_size=config.num_bytes,
-                dataset_size=config.num_bytes,
+                dataset_size=config.uncompressed_bytes,
             )
             for config in exported
         }
@@ -103,7 +103,9 @@ def _size_category(rows: int) -> str:
     return next((name for bound, name in bounds if rows < bound), "100M<n<1B")
 
 
-def _formatted(statistic: str, value: float | None) -> str:
+def format_statistic(statistic: str, value: float | None) -> str:
+    """A statistic's value as shown: shares as percentages (``5.63%``), whole
+    numbers with thousands separators, others with one decimal; "" for NULL."""
     if value is None:
         return ""
     if statistic.startswith("share"):
@@ -159,7 +161,7 @@ def dataset_card(
         build_info=dict(build_info),
         audit=dict(audit),
         stats=[
-            {**row, "formatted": _formatted(row["statistic"], row["value"])}
+            {**row, "formatted": format_statistic(row["statistic"], row["value"])}
             for row in stats
         ],
         figures=[

@@ -322,6 +322,19 @@ class ExportedConfig:
         """Bytes of the files on disk."""
         return sum(path.stat().st_size for path, _ in self.files)
 
+    @property
+    def uncompressed_bytes(self) -> int:
+        """Bytes of the data uncompressed (the row groups' total sizes, from
+        the files' footers): the split's ``num_bytes`` on the card."""
+        total = 0
+        for path, _ in self.files:
+            metadata = pq.read_metadata(path)
+            total += sum(
+                metadata.row_group(i).total_byte_size
+                for i in range(metadata.num_row_groups)
+            )
+        return total
+
 
 def write_config(
     table: ExportTable,
