@@ -12,7 +12,6 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
-from kilt_chunks.card import check_card, dataset_card
 from kilt_chunks.export import (
     CARD_FILE,
     DATA_DIR,
@@ -25,7 +24,6 @@ from kilt_chunks.export import (
     start_export,
     write_config,
 )
-from kilt_chunks.figures import draw_figures
 
 
 class Relation(Protocol):
@@ -87,6 +85,11 @@ def export_dataset(
     """
     if not export_dir:
         return EXPORT_FILES_SCHEMA.empty_table()
+    # Imported here: datasets and huggingface_hub take a second or two to
+    # import, which a build without export should not pay.
+    from kilt_chunks.card import check_card, dataset_card
+    from kilt_chunks.figures import draw_figures
+
     missing = [table.model for table in EXPORT_TABLES if table.model not in tables]
     if missing:
         raise KeyError(f"export: no relation given for {', '.join(missing)}")
