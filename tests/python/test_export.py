@@ -184,7 +184,9 @@ def _small_export(root: Path, *, figures: bool = True) -> Path:
     return finish_export(partial)
 
 
-def test_a_finished_dataset_export_replaces_the_previous_one_whole(tmp_path: Path) -> None:
+def test_a_finished_dataset_export_replaces_the_previous_one_whole(
+    tmp_path: Path,
+) -> None:
     """Everything is staged in .export.partial and moved into place when
     complete; an unfinished staging folder leaves the previous export whole;
     the qrels, a user's file and the first layout's top-level files are
