@@ -148,8 +148,10 @@ ROW_GROUP_ROWS = 100_000
 #: low (measured: 16,384 rows peak at 0.85 GB where 100,000 take 1.1 GB).
 FETCH_ROWS = 16_384
 
-#: Columns written without dictionary encoding (unique per row: a dictionary
-#: would only be tried and dropped).
+#: String columns written without dictionary encoding (unique per row: a
+#: dictionary would only be tried and dropped). Numbers and flags are never
+#: dictionary-encoded: plain zstd pages of them are smaller (measured on
+#: 500,000 rows of chunk spans: 1.5 MB plain, 2.7 MB with dictionaries).
 _NO_DICTIONARY = {"chunk_id", "text"}
 
 #: The staging folder below ``export_dir``.
@@ -239,7 +241,12 @@ def write_parquet_files(
         ValueError: If a batch has other columns, or NULL in a NOT NULL column.
     """
     row_group_rows = max(1, min(ROW_GROUP_ROWS, rows_per_file))
-    dictionary = [name for name in schema.names if name not in _NO_DICTIONARY]
+    dictionary = [
+        field.name
+        for field in schema
+        if field.name not in _NO_DICTIONARY
+        and (pa.types.is_string(field.type) or pa.types.is_list(field.type))
+    ]
     written: list[tuple[Path, int]] = []
     writer: pq.ParquetWriter | None = None
     sink: pa.OSFile | None = None
