@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # Extra dbt variables, e.g. make build VARS='{kilt_path: /data/kilt_knowledgesource.json}'
 VARS ?= {}
 
-.PHONY: setup demo build summary test test-fast lint bench bench-full clean
+.PHONY: setup demo build summary stats test test-fast lint bench bench-full clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,10 @@ demo build: setup
 
 summary: setup
 	$(BIN)/kilt-chunks summary
+
+# The corpus statistics of the last build (also on the card, exports/README.md).
+stats: setup
+	$(BIN)/kilt-chunks stats
 
 test: setup
 	$(BIN)/pytest

@@ -1,10 +1,11 @@
 {% macro record_build_run(results=none) -%}
     {#- One row in kilt_build_run describing the last `dbt build` or `dbt run`,
         read by `kilt-chunks summary`. on-run-start (no results): the run
-        started and has not finished. on-run-end (the last hook, after the
-        export): when it ended, whether every node succeeded, which failed.
-        A build killed, or whose export failed, keeps the row of its start,
-        so the summary never shows an earlier build's figures as this one's. -#}
+        started and has not finished. on-run-end (the last hook, after every
+        node, the export model kilt_export included): when it ended, whether
+        every node succeeded, which failed. A killed build keeps the row of
+        its start, so the summary never shows an earlier build's figures as
+        this one's. -#}
     {%- if execute and flags.WHICH in ('build', 'run') -%}
         {%- if results is none -%}
             {%- set failed = [] -%}

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from importlib.metadata import version
 from pathlib import Path
 
 import pyarrow as pa
+
+from kilt_chunks.settings import project_path
 
 #: Packages whose versions change chunk boundaries or the output.
 RECORDED_PACKAGES = (
@@ -20,26 +23,19 @@ RECORDED_PACKAGES = (
 )
 
 
-#: Subfolder of ``export_dir`` that holds the Parquet files of ``kilt_chunks``.
-#: The export replaces everything in it (DuckDB's ``COPY ... (overwrite true)``
-#: deletes every file below its target folder), so it is a folder of its own:
-#: the qrels (``<export_dir>/qrels``) and any other file under ``export_dir``
-#: are left alone.
-CHUNKS_EXPORT_SUBDIR = "kilt_chunks"
-
 _OLD_LAYOUT_FILE = re.compile(r"kilt_chunks_\d+\.parquet")
 
 
 def prepare_export_dir(export_dir: str) -> Path | None:
-    """Create the export folders; return the folder the Parquet files go to.
+    """Create the export folder (parents included).
 
     Args:
-        export_dir: The ``export_dir`` variable; ``""`` means no export.
+        export_dir: The ``export_dir`` variable; ``""`` means no export. A
+            leading ``~`` is the home folder.
 
     Returns:
-        ``<export_dir>/kilt_chunks`` (its parent created, parents included), or
-        None when the export is disabled. Parquet files of the layout before
-        this subfolder (``<export_dir>/kilt_chunks_<i>.parquet``, named by this
+        The folder, or None when the export is disabled. Parquet files of the
+        first layout (``<export_dir>/kilt_chunks_<i>.parquet``, named by this
         project) are removed, so a glob of ``export_dir`` never mixes builds.
 
     Raises:
@@ -47,18 +43,17 @@ def prepare_export_dir(export_dir: str) -> Path | None:
     """
     if not export_dir:
         return None
-    # DuckDB's COPY expands a leading "~", so the folder must be made there too.
     root = Path(export_dir).expanduser()
     if root.exists() and not root.is_dir():
         raise NotADirectoryError(
             f"export_dir {export_dir!r} is a file, not a folder: set export_dir "
-            'to a folder (or "" to skip the Parquet export)'
+            'to a folder (or "" to skip the export)'
         )
     root.mkdir(parents=True, exist_ok=True)
     for old in root.iterdir():
         if old.is_file() and _OLD_LAYOUT_FILE.fullmatch(old.name):
             old.unlink()
-    return root / CHUNKS_EXPORT_SUBDIR
+    return root
 
 
 def replace_folder(partial: Path, target: Path) -> None:
@@ -89,19 +84,29 @@ def build_info(
     """Describe a build as string key/value pairs (Parquet metadata friendly).
 
     Args:
-        kilt_path: The input the build read.
+        kilt_path: The input the build read (recorded as an absolute path,
+            or the ``hf://`` name).
         splitter: ``"fast"`` or ``"llama_index"``.
         chunk_size: Max chunk length in tokens.
-        export_dir: Folder of the Parquet export ("" when disabled).
+        export_dir: Folder of the export ("" when disabled; recorded as an
+            absolute path).
 
     Returns:
         Keys ``kilt_path``, ``export_dir``, ``splitter``, ``chunk_size``,
         ``chunk_overlap``, ``tokenizer`` and ``<package>_version`` for each of
         :data:`RECORDED_PACKAGES` (dashes as underscores).
     """
+    # Absolute (relative ones resolved against the dbt project folder), so
+    # `kilt-chunks summary --db` from any folder finds the export.
+    kilt_path = project_path(str(kilt_path))
+    if "://" not in kilt_path:
+        kilt_path = os.path.abspath(os.path.expanduser(kilt_path))
+    export_dir = project_path(str(export_dir or ""))
     info = {
-        "kilt_path": str(kilt_path),
-        "export_dir": str(export_dir or ""),
+        "kilt_path": kilt_path,
+        "export_dir": os.path.abspath(os.path.expanduser(export_dir))
+        if export_dir
+        else "",
         "splitter": splitter,
         "chunk_size": str(chunk_size),
         "chunk_overlap": "0",

@@ -1,6 +1,8 @@
-"""Command line: ``kilt-chunks summary`` prints what a build produced;
-``kilt-chunks bm25`` writes a BM25 run for a task's queries; ``kilt-chunks
-eval`` scores a run against a task's page and chunk qrels."""
+"""Command line: ``kilt-chunks summary`` prints what a build produced,
+``kilt-chunks stats`` its corpus statistics, ``kilt-chunks push REPO_ID``
+uploads its export folder to the Hugging Face Hub; ``kilt-chunks bm25`` writes
+a BM25 run for a task's queries; ``kilt-chunks eval`` scores a run against a
+task's page and chunk qrels."""
 
 from __future__ import annotations
 
@@ -14,9 +16,9 @@ from pathlib import Path
 import duckdb
 
 from kilt_chunks.bm25 import Bm25Error
-from kilt_chunks.build_info import CHUNKS_EXPORT_SUBDIR
 from kilt_chunks.database import DatabaseInUseError, connect
 from kilt_chunks.evaluation import EvaluationError
+from kilt_chunks.export import CARD_FILE, EXPORT_TABLES, config_files
 
 DEFAULT_DB = "kilt_chunks.duckdb"
 
@@ -129,11 +131,7 @@ def build_summary(db_path: str) -> str:
         )
     export_dir = info.get("export_dir") or ""
     if export_dir:
-        folder = Path(export_dir) / CHUNKS_EXPORT_SUBDIR
-        files = sorted(folder.glob("*.parquet"))
-        lines.append(
-            f"  parquet export    {os.path.abspath(folder)}/  ({len(files)} files)"
-        )
+        lines.append(export_line(export_dir))
     for task, rejected, queries, without, page_qrels, chunk_qrels in tasks:
         lines.append(
             f"  task {task}: {queries:,} queries, {without:,} without any"
@@ -202,6 +200,78 @@ def run_eval(args: argparse.Namespace) -> str:
     return evaluation.format_table(result) + f"\n  (JSON: {out})"
 
 
+def export_line(export_dir: str) -> str:
+    """The summary's line on the export folder: its path, the Parquet files
+    of each config and whether the dataset card is there, e.g.
+    ``export  /x/exports/  (chunks 1 file, chunk_spans 1 file; card README.md)``."""
+    root = Path(export_dir).expanduser()
+    parts = []
+    for table in EXPORT_TABLES:
+        count = len(config_files(root, table.config))
+        parts.append(f"{table.config} {count:,} file{'' if count == 1 else 's'}")
+    card = "card README.md" if (root / CARD_FILE).is_file() else "no card"
+    return f"  export            {os.path.abspath(root)}/  ({', '.join(parts)}; {card})"
+
+
+def corpus_stats(db_path: str) -> str:
+    """The corpus statistics of a finished build, as a text table.
+
+    Args:
+        db_path: The DuckDB file written by ``dbt build``.
+
+    Returns:
+        One line per row of ``kilt_corpus_stats`` (description, value: counts
+        with thousands separators, shares as percentages), then one line per
+        section depth of ``kilt_section_depth_stats`` (chunks, tokens per
+        chunk: median, 5th-95th percentile, mean, share under 32).
+
+    Raises:
+        FileNotFoundError: If ``db_path`` does not exist.
+        DatabaseInUseError: If a build still holds the file.
+        duckdb.Error: If the file has no statistics tables (an older build).
+    """
+    if not Path(db_path).exists():
+        raise FileNotFoundError(f"{db_path}: no such DuckDB file; run `dbt build`")
+    advice = "wait for that build to finish, then print the statistics"
+    with connect(db_path, read_only=True, advice=advice) as con:
+        stats = con.sql(
+            "select statistic, value, description from kilt_corpus_stats"
+            " order by statistic_order"
+        ).fetchall()
+        depths = con.sql(
+            "select section_depth, num_chunks, tokens_median, tokens_p05,"
+            " tokens_p95, tokens_mean, share_under_32_tokens"
+            " from kilt_section_depth_stats order by section_depth"
+        ).fetchall()
+    from kilt_chunks.card import format_statistic
+
+    width = max((len(description) for _, _, description in stats), default=0)
+    lines = ["kilt-chunks corpus statistics"]
+    lines += [
+        f"  {description:<{width}}  {format_statistic(name, value):>12}"
+        for name, value, description in stats
+    ]
+    lines.append("  tokens per chunk by section depth (0 = lead):")
+    lines.append("    depth       chunks  median  p05-p95     mean  under 32")
+    lines += [
+        f"    {depth:>5} {chunks:>12,} {median:>7}  {p05:>3}-{p95:<4} {mean:>8.1f}"
+        f"  {share:>8.2%}"
+        for depth, chunks, median, p05, p95, mean, share in depths
+    ]
+    return "\n".join(lines)
+
+
+def _export_dir_of(db_path: str) -> str:
+    """The export folder the build recorded (``kilt_build_info``), or
+    ``exports`` when the DuckDB file cannot tell."""
+    try:
+        with connect(db_path, read_only=True, advice="") as con:
+            (export_dir,) = con.sql("select export_dir from kilt_build_info").fetchone()
+    except (duckdb.Error, DatabaseInUseError, TypeError):
+        return "exports"
+    return export_dir or "exports"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``kilt-chunks`` command.
 
@@ -260,14 +330,42 @@ def main(argv: list[str] | None = None) -> int:
     evaluate.add_argument(
         "--json", help="JSON file to write (default: <run>.eval.json)"
     )
+    stats = commands.add_parser("stats", help="print the corpus statistics")
+    stats.add_argument("--db", default=summary.get_default("db"), help=db_help)
+    push = commands.add_parser(
+        "push", help="upload the export folder to the Hugging Face Hub"
+    )
+    push.add_argument("repo_id", help="dataset repository, e.g. user/kilt-chunks")
+    push.add_argument(
+        "--export-dir",
+        help="the export folder (default: the one the build in --db recorded, "
+        "else exports)",
+    )
+    push.add_argument("--db", default=summary.get_default("db"), help=db_help)
+    push.add_argument(
+        "--private", action="store_true", help="create the repository private"
+    )
+    push.add_argument(
+        "--token", help="Hub token (default: HF_TOKEN or the saved login)"
+    )
     args = parser.parse_args(argv)
     try:
         if args.command == "summary":
             print(build_summary(args.db))
         elif args.command == "bm25":
             print(run_bm25(args))
-        else:
+        elif args.command == "eval":
             print(run_eval(args))
+        elif args.command == "stats":
+            print(corpus_stats(args.db))
+        else:  # push
+            from kilt_chunks.publish import push_export
+
+            export_dir = args.export_dir or _export_dir_of(args.db)
+            url = push_export(
+                export_dir, args.repo_id, private=args.private, token=args.token
+            )
+            print(f"kilt-chunks: uploaded {export_dir} to {url}")
         sys.stdout.flush()
     except IncompleteBuildError as exc:
         print(exc)
@@ -278,6 +376,7 @@ def main(argv: list[str] | None = None) -> int:
         duckdb.Error,
         EvaluationError,
         Bm25Error,
+        ValueError,
     ) as exc:
         print(f"kilt-chunks: {exc}", file=sys.stderr)
         return 1

@@ -16,7 +16,6 @@ import duckdb
 from dbt.adapters.duckdb.credentials import DuckDBCredentials
 from dbt.adapters.duckdb.plugins import BasePlugin
 
-from kilt_chunks.build_info import prepare_export_dir, replace_folder
 from kilt_chunks.database import DatabaseInUseError, connect, memory_limit_bytes
 from kilt_chunks.settings import KNOWN_VARIABLES, project_path, settings_problems_json
 from kilt_chunks.sql_progress import WATCHER
@@ -81,18 +80,6 @@ def check_database_free(path: str) -> None:
     ).close()
 
 
-#: SQL function ``kilt_prepare_export_dir(export_dir) -> export_dir`` that the
-#: export hooks (macro ``export_parquet``) call before their COPY: DuckDB's COPY
-#: creates only the last folder of its target, and a partial build may export
-#: without the model that used to create ``export_dir``.
-EXPORT_DIR_FUNCTION = "kilt_prepare_export_dir"
-
-
-def _prepare_export_dir_sql(export_dir: str) -> str:
-    prepare_export_dir(export_dir)
-    return export_dir
-
-
 #: SQL function ``kilt_remove_file(path) -> path`` that the on-run-end hook
 #: (macro ``remove_scratch_after_success``) calls on the detached scratch
 #: database: deletes the file and its write-ahead log, if present.
@@ -103,17 +90,6 @@ def _remove_file_sql(path: str) -> str:
     for name in (path, path + ".wal"):
         Path(name).unlink(missing_ok=True)
     return path
-
-
-#: SQL function ``kilt_move_into_place(partial, target) -> target`` that the
-#: export (macro ``export_parquet``) calls after its COPY into a ``.partial``
-#: folder: the finished export replaces the previous one only when complete.
-MOVE_FUNCTION = "kilt_move_into_place"
-
-
-def _move_into_place_sql(partial: str, target: str) -> str:
-    replace_folder(Path(partial).expanduser(), Path(target).expanduser())
-    return target
 
 
 def _settings_names_sql() -> str:
@@ -134,11 +110,9 @@ def _watch_sql_progress_sql(seconds: str) -> str:
 
 #: The SQL functions the hooks call: (name, Python function, number of VARCHAR
 #: arguments, whether it has side effects). Each returns VARCHAR; its errors
-#: (``export_dir`` is a file, say) reach the build as DuckDB errors.
+#: reach the build as DuckDB errors.
 _SQL_FUNCTIONS = (
-    (EXPORT_DIR_FUNCTION, _prepare_export_dir_sql, 1, True),
     (REMOVE_FILE_FUNCTION, _remove_file_sql, 1, True),
-    (MOVE_FUNCTION, _move_into_place_sql, 2, True),
     ("kilt_settings_problems", settings_problems_json, 2, False),
     ("kilt_settings_names", _settings_names_sql, 0, False),
     (WATCH_FUNCTION, _watch_sql_progress_sql, 1, True),
@@ -146,9 +120,8 @@ _SQL_FUNCTIONS = (
 
 
 def register_functions(conn: duckdb.DuckDBPyConnection) -> None:
-    """Register the build's SQL functions on ``conn``: :data:`EXPORT_DIR_FUNCTION`
-    (:func:`kilt_chunks.build_info.prepare_export_dir`),
-    :data:`REMOVE_FILE_FUNCTION`, :data:`MOVE_FUNCTION`, the settings check
+    """Register the build's SQL functions on ``conn``:
+    :data:`REMOVE_FILE_FUNCTION`, the settings check
     (``kilt_settings_problems``, ``kilt_settings_names``:
     :mod:`kilt_chunks.settings`) and :data:`WATCH_FUNCTION`."""
     varchar = duckdb.sqltype("VARCHAR")

@@ -114,7 +114,7 @@ def _text(value: Any) -> str | None:
 KNOWN_VARIABLES: dict[str, Callable[[Any], str | None]] = {
     "kilt_path": _text,
     "export_dir": _text,
-    "export_rows_per_file": _int_at_least(2048),
+    "export_rows_per_file": _int_at_least(1),
     "splitter": _one_of(SPLITTER_CHOICES),
     "chunk_size": _int_at_least(1),
     "workers": _int_at_least(0),

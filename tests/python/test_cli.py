@@ -69,7 +69,7 @@ def test_summary_says_when_the_last_build_did_not_finish(
     assert main(["summary", "--db", str(first.db_path)]) == 1
     out = capsys.readouterr().out
     assert "chunks written           3,710" in out
-    assert "THE LAST dbt RUN did not finish" in out
+    assert "THE LAST dbt RUN failed in: kilt_export" in out
 
 
 def test_a_finished_export_replaces_the_previous_one_whole(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import duckdb
 import pyarrow.parquet as pq
 
 from conftest import SAMPLE_JSONL, Build, read_pages, run_dbt_build
+from kilt_chunks.export import config_files
 from kilt_chunks.sections import chunk_page
 
 SPEC_COLUMNS = [
@@ -102,8 +103,8 @@ def test_metadata_columns_follow_the_page(sample_build: Build) -> None:
 
 
 def test_parquet_export_matches_table(sample_build: Build) -> None:
-    files = sorted((sample_build.export_dir / "kilt_chunks").glob("*.parquet"))
-    assert files, "no Parquet files exported"
+    files = config_files(sample_build.export_dir, "chunks")
+    assert [f.name for f in files] == ["train-00000-of-00001.parquet"]
     table = pq.read_table(files)
     assert table.column_names == [name for name, _ in SPEC_COLUMNS]
     assert table.num_rows == 3710
@@ -143,8 +144,8 @@ def test_build_info_records_versions(sample_build: Build) -> None:
 def test_chunk_spans_are_exported_beside_the_chunks(sample_build: Build) -> None:
     """Token counts and KILT spans reach the Parquet user too, in their own
     folder, one row per chunk, with the build info as metadata."""
-    files = sorted((sample_build.export_dir / "kilt_chunk_spans").glob("*.parquet"))
-    assert [f.name for f in files] == ["kilt_chunk_spans_0.parquet"]
+    files = config_files(sample_build.export_dir, "chunk_spans")
+    assert [f.name for f in files] == ["train-00000-of-00001.parquet"]
     assert pq.read_metadata(files[0]).metadata[b"chunk_size"] == b"256"
     with duckdb.connect(str(sample_build.db_path), read_only=True) as con:
         exported = con.sql(
@@ -161,36 +162,11 @@ def test_chunk_spans_are_exported_beside_the_chunks(sample_build: Build) -> None
         ).fetchall() == [(3710, 3710, 256)]
 
 
-def test_export_rows_per_file_and_a_quote_in_export_dir(tmp_path: Path) -> None:
-    """Files hold at most export_rows_per_file rows (also below DuckDB's
-    100,000-row groups; 2,048, one vector, is the least), numbered in table
-    order, and export_dir is quoted."""
-    export_dir = tmp_path / "it's exports"
-    build = run_dbt_build(
-        tmp_path,
-        SAMPLE_JSONL,
-        extra_vars={"export_dir": str(export_dir), "export_rows_per_file": 2048},
-    )
-    files = sorted(
-        (export_dir / "kilt_chunks").glob("*.parquet"),
-        key=lambda path: int(path.stem.rsplit("_", 1)[1]),
-    )
-    assert [pq.read_metadata(f).num_rows for f in files] == [2048, 1662]
-    with duckdb.connect(str(build.db_path), read_only=True) as con:
-        stored = con.sql("select chunk_id from kilt_chunks").fetchall()
-    exported = [
-        (chunk_id,)
-        for f in files
-        for chunk_id in pq.read_table(f)["chunk_id"].to_pylist()
-    ]
-    assert exported == stored
-
-
 def test_partial_build_creates_a_missing_export_dir(
     tmp_path: Path, sample_build: Build
 ) -> None:
-    """The export hook makes its folder itself (a partial build runs without
-    kilt_build_info), and a file in the way stops it with a message naming it."""
+    """The export makes its folder itself, parents included, and a file in the
+    way stops it with a message naming it."""
     from conftest import copy_build
 
     copy_build(sample_build, tmp_path)
@@ -202,16 +178,16 @@ def test_partial_build_creates_a_missing_export_dir(
         # Kept for the second partial build below, which needs the sections.
         extra_vars={"export_dir": str(nested), "keep_scratch": True},
     )
-    assert [f.name for f in (nested / "kilt_chunks").glob("*.parquet")] == [
-        "kilt_chunks_0.parquet"
+    assert [f.name for f in config_files(nested, "chunks")] == [
+        "train-00000-of-00001.parquet"
     ]
-    assert (nested / "kilt_chunk_spans" / "kilt_chunk_spans_0.parquet").exists()
+    assert (nested / "data" / "chunk_spans" / "train-00000-of-00001.parquet").exists()
     a_file = tmp_path / "a_file"
     a_file.write_text("not a folder\n")
     failed = run_dbt_build(
         tmp_path,
         SAMPLE_JSONL,
-        select="path:models/marts/kilt_chunks.sql",
+        select="kilt_export",
         extra_vars={"export_dir": str(a_file)},
         check=False,
     )
@@ -222,13 +198,13 @@ def test_partial_build_creates_a_missing_export_dir(
 def test_export_dir_with_a_tilde_is_made_where_duckdb_writes(
     tmp_path: Path, monkeypatch
 ) -> None:
-    """DuckDB's COPY expands "~"; the folder is made there, not as "./~"."""
+    """A leading "~" is the home folder, not "./~"."""
     from kilt_chunks.build_info import prepare_export_dir
 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)
     assert prepare_export_dir("~/kilt/exports") == (
-        tmp_path / "home" / "kilt" / "exports" / "kilt_chunks"
+        tmp_path / "home" / "kilt" / "exports"
     )
     assert (tmp_path / "home" / "kilt" / "exports").is_dir()
     assert not (tmp_path / "~").exists()

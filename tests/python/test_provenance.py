@@ -330,9 +330,9 @@ def test_build_without_tasks_removes_stale_qrels(tmp_path: Path) -> None:
 def test_partial_marts_build_keeps_qrels_and_other_files(
     tmp_path: Path, sample_build: Build
 ) -> None:
-    """The Parquet export replaces only <export_dir>/kilt_chunks/: DuckDB's
-    COPY overwrite deletes every file below its target, and a partial build
-    (`--select path:models/marts` skips the Python marts) must not take the
+    """The export replaces only its own parts of export_dir (data/, figures/,
+    README.md): a partial build (`--select path:models/marts` skips the Python
+    marts, so the qrels stay; `kilt_export` exports again) must not take the
     qrels, or a user's own files, with it."""
     from conftest import copy_build
 
@@ -352,13 +352,16 @@ def test_partial_marts_build_keeps_qrels_and_other_files(
     written = qrels.read_text(encoding="utf-8")
     assert len(written.splitlines()) == 9
     partial = run_dbt_build(
-        tmp_path, SAMPLE_JSONL, select="path:models/marts", extra_vars=task_vars
+        tmp_path,
+        SAMPLE_JSONL,
+        select="path:models/marts kilt_export",
+        extra_vars=task_vars,
     )
     # A file of the old layout (export straight into export_dir) is gone.
     assert not (exports / "kilt_chunks_0.parquet").exists()
     assert qrels.read_text(encoding="utf-8") == written
     assert (exports / "notes.txt").read_text() == "mine\n"
-    files = sorted((exports / "kilt_chunks").glob("*.parquet"))
+    files = sorted((exports / "data" / "chunks").glob("*.parquet"))
     with duckdb.connect() as con:
         assert con.sql(
             f"select count(*) from read_parquet({[str(f) for f in files]})"

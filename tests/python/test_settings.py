@@ -48,13 +48,13 @@ def test_each_bad_value_is_one_line() -> None:
         "workers": -1,
         "chunk_size": "256",
         "batch_size": 0,
-        "export_rows_per_file": 100,
+        "export_rows_per_file": 0,
         "progress_seconds": -5,
         "compress_text": "maybe",
     }
     problems = settings_problems({}, bad)
     assert problems == [
-        "export_rows_per_file = 100: must be a whole number of at least 2048",
+        "export_rows_per_file = 0: must be a whole number of at least 1",
         "splitter = 'sentence': must be one of 'fast', 'llama_index'",
         "chunk_size = '256': must be a whole number of at least 1",
         "workers = -1: must be a whole number of at least 0",

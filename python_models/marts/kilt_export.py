@@ -1,0 +1,23 @@
+"""The export: a Hugging Face dataset folder in export_dir, by kilt_chunks."""
+
+from kilt_chunks.dataset import export_dataset
+
+
+def model(dbt, session):
+    dbt.config(materialized="table")
+    # One ref per config of kilt_chunks.export.EXPORT_TABLES.
+    tables = {
+        "kilt_chunks": dbt.ref("kilt_chunks"),
+        "kilt_chunk_spans": dbt.ref("kilt_chunk_spans"),
+    }
+    return export_dataset(
+        tables,
+        build_info=dbt.ref("kilt_build_info"),
+        audit=dbt.ref("kilt_load_audit"),
+        stats=dbt.ref("kilt_corpus_stats"),
+        histograms=dbt.ref("kilt_corpus_histograms"),
+        depth_stats=dbt.ref("kilt_section_depth_stats"),
+        export_dir=dbt.config.get("export_dir"),
+        rows_per_file=int(dbt.config.get("export_rows_per_file")),
+        progress_seconds=float(dbt.config.get("progress_seconds")),
+    )

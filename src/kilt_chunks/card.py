@@ -1,0 +1,213 @@
+"""The dataset card (``README.md``) of an export, made and checked with
+``huggingface_hub``'s card classes and ``datasets``' metadata classes.
+
+The YAML front matter declares one config per exported table (``configs`` with
+``data_files``; the first is the default), each config's features and sizes
+(``dataset_info``), the license (CC BY-SA 3.0, Wikipedia's) and the language;
+the body shows the schema, the corpus statistics and figures, the audit
+counts, the build settings and the citations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import datasets
+from datasets.info import DatasetInfo, DatasetInfosDict
+from datasets.splits import SplitDict, SplitInfo
+from datasets.utils.metadata import MetadataConfigs
+from huggingface_hub import DatasetCard, DatasetCardData
+
+from kilt_chunks.export import DATA_DIR, SPLIT, ExportedConfig
+from kilt_chunks.figures import FIGURES
+
+#: License of the text (Wikipedia's), as the Hub names it.
+LICENSE = "cc-by-sa-3.0"
+
+PRETTY_NAME = "KILT Wikipedia in section-aware chunks"
+
+_TEMPLATE = "dataset_card.md"
+
+
+def _data_files(config: str) -> list[dict[str, str]]:
+    return [{"split": SPLIT, "path": f"{DATA_DIR}/{config}/{SPLIT}-*.parquet"}]
+
+
+def card_data(exported: Sequence[ExportedConfig]) -> DatasetCardData:
+    """The card's YAML metadata.
+
+    Args:
+        exported: The configs written, in card order (the first is default).
+
+    Returns:
+        Card data with ``license``, ``language``, ``pretty_name``,
+        ``task_categories``, ``tags``, ``size_categories``,
+        ``source_datasets``, ``configs`` (``data_files`` per config) and
+        ``dataset_info`` (features from each config's Arrow schema; rows and
+        bytes of its one split).
+    """
+    chunks = max((config.num_rows for config in exported), default=0)
+    data = DatasetCardData(
+        license=LICENSE,
+        language=["en"],
+        pretty_name=PRETTY_NAME,
+        task_categories=["text-retrieval"],
+        tags=["wikipedia", "kilt", "rag", "chunking"],
+        size_categories=[_size_category(chunks)],
+        source_datasets=["facebook/kilt_wikipedia"],
+    )
+    MetadataConfigs(
+        {
+            config.table.config: {
+                "data_files": _data_files(config.table.config),
+                **({"default": True} if index == 0 else {}),
+            }
+            for index, config in enumerate(exported)
+        }
+    ).to_dataset_card_data(data)
+    DatasetInfosDict(
+        {
+            config.table.config: DatasetInfo(
+                description=config.table.description,
+                features=datasets.Features.from_arrow_schema(config.table.schema),
+                splits=SplitDict(
+                    {
+                        SPLIT: SplitInfo(
+                            name=SPLIT,
+                            num_bytes=config.uncompressed_bytes,
+                            num_examples=config.num_rows,
+                        )
+                    }
+                ),
+                download_size=config.num_bytes,
+                dataset_size=config.uncompressed_bytes,
+            )
+            for config in exported
+        }
+    ).to_dataset_card_data(data)
+    return data
+
+
+def _size_category(rows: int) -> str:
+    bounds = [
+        (1_000, "n<1K"),
+        (10_000, "1K<n<10K"),
+        (100_000, "10K<n<100K"),
+        (1_000_000, "100K<n<1M"),
+        (10_000_000, "1M<n<10M"),
+        (100_000_000, "10M<n<100M"),
+    ]
+    return next((name for bound, name in bounds if rows < bound), "100M<n<1B")
+
+
+def format_statistic(statistic: str, value: float | None) -> str:
+    """A statistic's value as shown: shares as percentages (``5.63%``), whole
+    numbers with thousands separators, others with one decimal; "" for NULL."""
+    if value is None:
+        return ""
+    if statistic.startswith("share"):
+        return f"{value:.2%}"
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.1f}"
+
+
+def dataset_card(
+    exported: Sequence[ExportedConfig],
+    build_info: Mapping[str, str],
+    audit: Mapping[str, Any],
+    stats: Sequence[Mapping[str, Any]],
+    figure_paths: Sequence[str],
+) -> DatasetCard:
+    """Render the dataset card.
+
+    Args:
+        exported: The configs written (first = default).
+        build_info: The row of ``kilt_build_info``.
+        audit: The row of ``kilt_load_audit`` (counts).
+        stats: Rows of ``kilt_corpus_stats`` (``statistic``, ``value``,
+            ``description``), in order.
+        figure_paths: Figure files relative to the export folder
+            (``figures/<name>.png``), in :data:`kilt_chunks.figures.FIGURES`
+            order.
+
+    Returns:
+        The card: YAML front matter of :func:`card_data`, then the text.
+    """
+    configs = [
+        {
+            "name": config.table.config,
+            "model": config.table.model,
+            "description": config.table.description,
+            "num_rows": config.num_rows,
+            "num_files": len(config.files),
+            "num_bytes": config.num_bytes,
+            "fields": [
+                {"name": f.name, "type": str(f.type), "nullable": f.nullable}
+                for f in config.table.schema
+            ],
+        }
+        for config in exported
+    ]
+    captions = {f"figures/{name}.png": caption for name, caption in FIGURES.items()}
+    template = files("kilt_chunks").joinpath("templates", _TEMPLATE).read_text("utf-8")
+    return DatasetCard.from_template(
+        card_data(exported),
+        template_str=template,
+        configs=configs,
+        build_info=dict(build_info),
+        audit=dict(audit),
+        stats=[
+            {**row, "formatted": format_statistic(row["statistic"], row["value"])}
+            for row in stats
+        ],
+        figures=[
+            {"path": path, "caption": captions.get(path, path)} for path in figure_paths
+        ],
+    )
+
+
+def check_card(path: Path) -> DatasetCard:
+    """Read a card back and check what the Hub and ``datasets`` need of it.
+
+    Offline: the card is parsed by ``DatasetCard.load`` (YAML front matter into
+    ``DatasetCardData``); its ``configs`` and ``dataset_info`` are read back
+    with ``datasets``' own classes; every config's ``data_files`` pattern must
+    match at least one file beside the card, and every image the card embeds
+    must exist.
+
+    Args:
+        path: The card, ``<export_dir>/README.md``.
+
+    Returns:
+        The parsed card.
+
+    Raises:
+        ValueError: If the license is not CC BY-SA 3.0, there are no configs,
+            a config has no ``dataset_info`` or no file, or a figure is missing.
+    """
+    card = DatasetCard.load(path)
+    data = card.data
+    if data.license != LICENSE:
+        raise ValueError(f"{path}: license {data.license!r}, expected {LICENSE!r}")
+    configs = MetadataConfigs.from_dataset_card_data(data)
+    infos = DatasetInfosDict.from_dataset_card_data(data)
+    if not configs:
+        raise ValueError(f"{path}: no configs in the card")
+    root = path.parent
+    for name, config in configs.items():
+        if name not in infos or infos[name].features is None:
+            raise ValueError(f"{path}: config {name!r} has no dataset_info features")
+        for data_files in config["data_files"]:
+            if not sorted(root.glob(data_files["path"])):
+                raise ValueError(
+                    f"{path}: config {name!r}: no file matches {data_files['path']!r}"
+                )
+    for name in FIGURES:
+        figure = f"figures/{name}.png"
+        if f"]({figure})" in card.text and not (root / figure).is_file():
+            raise ValueError(f"{path}: the card shows {figure}, which is missing")
+    return card

@@ -1,0 +1,148 @@
+"""Write the export folder of a build: Parquet configs, figures, dataset card.
+
+The Python end of the model ``kilt_export`` (:func:`export_dataset`); the
+layout and the file writing are in :mod:`kilt_chunks.export`, the card in
+:mod:`kilt_chunks.card`, the figures in :mod:`kilt_chunks.figures`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Protocol
+
+import pyarrow as pa
+
+from kilt_chunks.export import (
+    CARD_FILE,
+    DATA_DIR,
+    EXPORT_FILES_SCHEMA,
+    EXPORT_TABLES,
+    FETCH_ROWS,
+    FIGURES_DIR,
+    files_table,
+    finish_export,
+    start_export,
+    write_config,
+)
+from kilt_chunks.progress import Progress
+from kilt_chunks.settings import project_path
+
+
+class Relation(Protocol):
+    """What the export needs of a table: a DuckDB relation (``dbt.ref``)."""
+
+    columns: list[str]
+
+    def fetchall(self) -> list[tuple]: ...
+
+    def to_arrow_reader(self, batch_size: int) -> pa.RecordBatchReader: ...
+
+
+def rows_of(relation: Relation) -> list[dict[str, Any]]:
+    """All rows of a (small) relation as dicts, in its order."""
+    columns = list(relation.columns)
+    return [dict(zip(columns, row, strict=True)) for row in relation.fetchall()]
+
+
+def export_dataset(
+    tables: Mapping[str, Relation],
+    *,
+    build_info: Relation,
+    audit: Relation,
+    stats: Relation,
+    histograms: Relation,
+    depth_stats: Relation,
+    export_dir: str,
+    rows_per_file: int,
+    progress_seconds: float = 0,
+) -> pa.Table:
+    """Export the build as a Hugging Face dataset folder in ``export_dir``.
+
+    Writes, below ``<export_dir>/.export.partial/``, one config per entry of
+    :data:`kilt_chunks.export.EXPORT_TABLES` (its model's rows streamed in
+    table order, :data:`FETCH_ROWS` at a time, never the whole table in
+    memory), the figures and the card; checks the card; then moves the parts
+    into place (:func:`kilt_chunks.export.finish_export`).
+
+    Args:
+        tables: Relation of each exported model, by model name.
+        build_info: ``kilt_build_info`` (one row; also every file's key/value
+            metadata).
+        audit: ``kilt_load_audit`` (one row).
+        stats: ``kilt_corpus_stats``.
+        histograms: ``kilt_corpus_histograms``.
+        depth_stats: ``kilt_section_depth_stats``.
+        export_dir: The folder; ``""`` exports nothing.
+        rows_per_file: Most rows per Parquet file.
+        progress_seconds: Seconds between progress lines (rows and MB of
+            each config written); 0 is quiet.
+
+    Returns:
+        One row per file of the export (``config``, ``path`` relative to
+        ``export_dir``, ``num_rows``, ``num_bytes``); no rows when
+        ``export_dir`` is ``""``.
+
+    Raises:
+        KeyError: If an exported model is missing from ``tables``.
+        NotADirectoryError: If ``export_dir`` is a file.
+        ValueError: If a table's columns are not its declared schema's, or a
+            NOT NULL column holds NULL (nothing is moved into place then).
+    """
+    # Relative to the dbt project folder, whatever the current folder.
+    export_dir = project_path(export_dir)
+    if not export_dir:
+        return EXPORT_FILES_SCHEMA.empty_table()
+    # Imported here: datasets and huggingface_hub take a second or two to
+    # import, which a build without export should not pay.
+    from kilt_chunks.card import check_card, dataset_card
+    from kilt_chunks.figures import draw_figures
+
+    missing = [table.model for table in EXPORT_TABLES if table.model not in tables]
+    if missing:
+        raise KeyError(f"export: no relation given for {', '.join(missing)}")
+    info = {key: str(value) for key, value in rows_of(build_info)[0].items()}
+    audit_row = rows_of(audit)[0]
+    stats_rows = rows_of(stats)
+    histogram_rows = rows_of(histograms)
+    depth_rows = rows_of(depth_stats)
+    partial = start_export(export_dir)
+    exported = [
+        write_config(
+            table,
+            _reported(
+                tables[table.model].to_arrow_reader(FETCH_ROWS),
+                Progress(
+                    f"export {table.config}", interval=progress_seconds, unit="rows"
+                ),
+            ),
+            partial / DATA_DIR,
+            rows_per_file,
+            info,
+        )
+        for table in EXPORT_TABLES
+    ]
+    (partial / FIGURES_DIR).mkdir()
+    figures = draw_figures(histogram_rows, depth_rows, partial / FIGURES_DIR)
+    card = dataset_card(
+        exported,
+        info,
+        audit_row,
+        stats_rows,
+        [path.relative_to(partial).as_posix() for path in figures],
+    )
+    card.save(partial / CARD_FILE)
+    check_card(partial / CARD_FILE)
+    root = finish_export(partial)
+    return files_table(root, exported)
+
+
+def _reported(
+    batches: Iterable[pa.RecordBatch], progress: Progress
+) -> Iterator[pa.RecordBatch]:
+    """Yield ``batches``, reporting their rows and Arrow bytes to ``progress``."""
+    try:
+        for batch in batches:
+            progress.update(batch.nbytes, batch.num_rows)
+            yield batch
+    finally:
+        progress.close()

@@ -1,0 +1,149 @@
+"""PNG figures of the corpus statistics (matplotlib, Agg backend: no display).
+
+The numbers come from the SQL models ``kilt_corpus_histograms`` and
+``kilt_section_depth_stats``; this module only draws them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+#: The figures, in the card's order: file stem -> caption.
+FIGURES: dict[str, str] = {
+    "tokens_per_chunk": "Tokens per chunk (cl100k_base), buckets of 8 tokens",
+    "chunks_per_section": "Chunks per kept section",
+    "sections_per_page": "Kept sections per page",
+    "tokens_by_section_depth": "Tokens per chunk by section depth (0 = lead)",
+}
+
+#: Chunks below this many tokens are "short" (the red part of the histogram).
+SHORT_CHUNK_TOKENS = 32
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _bars(
+    ax: Any,
+    rows: Sequence[Mapping[str, Any]],
+    xlabel: str,
+    ylabel: str,
+    *,
+    counts: bool = False,
+) -> None:
+    """Bars of histogram rows: a bar over [start, end) for buckets, or one bar
+    centred on each value for ``counts`` (the open last bucket labelled
+    ``N+``), integer ticks."""
+    from matplotlib.ticker import MaxNLocator
+
+    starts = [row["bucket_start"] for row in rows]
+    widths = [
+        (row["bucket_end"] - row["bucket_start"]) if row["bucket_end"] else 1
+        for row in rows
+    ]
+    ax.bar(
+        starts,
+        [row["num_items"] for row in rows],
+        width=[0.9 * w for w in widths],
+        align="center" if counts else "edge",
+    )
+    for row in rows:
+        if row["bucket_end"] is None:
+            ax.annotate(
+                f"{row['bucket_start']}+",
+                (row["bucket_start"], row["num_items"]),
+                ha="center",
+                va="bottom",
+            )
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+
+
+def draw_figures(
+    histograms: Sequence[Mapping[str, Any]],
+    depth_stats: Sequence[Mapping[str, Any]],
+    folder: Path,
+) -> list[Path]:
+    """Draw the four figures of :data:`FIGURES` as PNG files into ``folder``.
+
+    Args:
+        histograms: Rows of ``kilt_corpus_histograms`` (``histogram``,
+            ``bucket_start``, ``bucket_end`` or None, ``num_items``).
+        depth_stats: Rows of ``kilt_section_depth_stats`` (``section_depth``,
+            ``num_chunks``, ``tokens_p05`` ... ``tokens_p95``, ``tokens_mean``,
+            ``share_under_32_tokens``).
+        folder: Existing folder; files ``<name>.png``, 1000 x 500 pixels.
+
+    Returns:
+        The files written, in :data:`FIGURES` order (a histogram without rows,
+        for an empty corpus, gives an empty plot).
+    """
+    plt = _pyplot()
+    by_name: dict[str, list[Mapping[str, Any]]] = {}
+    for row in histograms:
+        by_name.setdefault(row["histogram"], []).append(row)
+    for rows in by_name.values():
+        rows.sort(key=lambda row: row["bucket_start"])
+    paths = []
+    for name, caption in FIGURES.items():
+        fig, ax = plt.subplots(figsize=(10, 5), dpi=100)
+        if name == "tokens_per_chunk":
+            rows = by_name.get(name, [])
+            _bars(ax, rows, "tokens per chunk", "chunks")
+            short = sum(
+                row["num_items"]
+                for row in rows
+                if row["bucket_start"] < SHORT_CHUNK_TOKENS
+            )
+            total = sum(row["num_items"] for row in rows) or 1
+            ax.axvline(SHORT_CHUNK_TOKENS, color="tab:red", linestyle="--")
+            ax.annotate(
+                f"{short / total:.1%} under {SHORT_CHUNK_TOKENS} tokens",
+                (SHORT_CHUNK_TOKENS, 1),
+                xycoords=("data", "axes fraction"),
+                xytext=(4, -14),
+                textcoords="offset points",
+                color="tab:red",
+            )
+        elif name == "chunks_per_section":
+            rows = by_name.get(name, [])
+            _bars(ax, rows, "chunks in the section", "sections", counts=True)
+            if rows:
+                ax.set_yscale("log")
+        elif name == "sections_per_page":
+            rows = by_name.get(name, [])
+            _bars(ax, rows, "kept sections of the page", "pages", counts=True)
+        else:
+            stats = [
+                {
+                    "label": f"{row['section_depth']}\n({row['num_chunks']:,})",
+                    "whislo": row["tokens_p05"],
+                    "q1": row["tokens_p25"],
+                    "med": row["tokens_median"],
+                    "q3": row["tokens_p75"],
+                    "whishi": row["tokens_p95"],
+                    "mean": row["tokens_mean"],
+                    "fliers": [],
+                }
+                for row in depth_stats
+            ]
+            if stats:
+                ax.bxp(stats, showmeans=True)
+            ax.set_xlabel("section depth (chunks); whiskers at 5% and 95%")
+            ax.set_ylabel("tokens per chunk")
+        ax.set_title(caption)
+        fig.tight_layout()
+        path = folder / f"{name}.png"
+        fig.savefig(path)
+        plt.close(fig)
+        paths.append(path)
+    return paths

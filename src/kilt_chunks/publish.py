@@ -1,0 +1,70 @@
+"""Upload an export folder to the Hugging Face Hub as a dataset repository."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from huggingface_hub import HfApi
+
+from kilt_chunks.card import check_card
+from kilt_chunks.export import CARD_FILE, DATA_DIR, FIGURES_DIR
+
+#: What of the export folder is uploaded: the card, the configs' Parquet files
+#: and the figures (not the qrels, a staging folder or other files).
+UPLOAD_PATTERNS = [CARD_FILE, f"{DATA_DIR}/**", f"{FIGURES_DIR}/**"]
+
+#: Remote files replaced by each upload: the Parquet files and figures of an
+#: earlier push (an export with another number of files would otherwise leave
+#: old ``train-*-of-*`` files that the card's ``data_files`` pattern matches).
+REPLACED_PATTERNS = [f"{DATA_DIR}/**", f"{FIGURES_DIR}/**"]
+
+
+def push_export(
+    export_dir: str | Path,
+    repo_id: str,
+    *,
+    private: bool = False,
+    token: str | None = None,
+    api: HfApi | None = None,
+) -> str:
+    """Check an export folder's card, then upload the folder to the Hub.
+
+    Creates the dataset repository if missing, then uploads ``README.md``,
+    ``data/**`` and ``figures/**`` in one commit that also deletes the remote
+    ``data/**`` and ``figures/**`` files of earlier pushes that this one does
+    not replace.
+
+    Args:
+        export_dir: The folder a build exported (``var('export_dir')``).
+        repo_id: ``user/name`` of the dataset repository.
+        private: Create the repository private (an existing one is unchanged).
+        token: Hub token; None uses ``HF_TOKEN`` or the saved login.
+        api: The client (tests pass one); default ``HfApi(token=token)``.
+
+    Returns:
+        The URL of the commit.
+
+    Raises:
+        FileNotFoundError: If the folder has no card.
+        ValueError: If the card fails :func:`kilt_chunks.card.check_card`.
+        huggingface_hub.errors.HfHubHTTPError: If the Hub refuses (or cannot be
+            reached: ``requests``/``httpx`` connection errors).
+    """
+    folder = Path(export_dir).expanduser()
+    card = folder / CARD_FILE
+    if not card.is_file():
+        raise FileNotFoundError(
+            f"{card}: no dataset card; run `dbt build` with export_dir {export_dir!r}"
+        )
+    check_card(card)
+    api = api or HfApi(token=token)
+    api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+    commit = api.upload_folder(
+        repo_id=repo_id,
+        repo_type="dataset",
+        folder_path=folder,
+        allow_patterns=UPLOAD_PATTERNS,
+        delete_patterns=REPLACED_PATTERNS,
+        commit_message="Upload the kilt-chunks export",
+    )
+    return str(getattr(commit, "commit_url", commit))

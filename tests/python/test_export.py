@@ -1,0 +1,424 @@
+"""The export: a Hugging Face dataset folder (configs, schema, card, figures),
+the corpus statistics, `kilt-chunks stats` and `kilt-chunks push`."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+from unittest import mock
+
+import datasets
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from huggingface_hub import DatasetCard, HfApi
+
+from conftest import SAMPLE_JSONL, Build, read_pages, run_dbt_build
+from kilt_chunks.card import LICENSE, check_card, dataset_card
+from kilt_chunks.cli import corpus_stats, main
+from kilt_chunks.export import (
+    CHUNK_SPANS_SCHEMA,
+    CHUNKS_SCHEMA,
+    EXPORT_TABLES,
+    ExportedConfig,
+    config_files,
+    finish_export,
+    parquet_file_name,
+    start_export,
+    write_parquet_files,
+)
+from kilt_chunks.figures import FIGURES, draw_figures
+from kilt_chunks.publish import REPLACED_PATTERNS, UPLOAD_PATTERNS, push_export
+
+SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("n", pa.int32(), nullable=False),
+        pa.field("path", pa.list_(pa.field("element", pa.string(), False)), False),
+        pa.field("maybe", pa.string(), nullable=True),
+    ]
+)
+
+
+def _batches(start: int, stop: int, maybe: str | None) -> list[pa.RecordBatch]:
+    """Rows start..stop-1 in batches of 4, as DuckDB gives them (its types,
+    nullable fields)."""
+    out = []
+    for low in range(start, stop, 4):
+        ids = range(low, min(low + 4, stop))
+        out.append(
+            pa.record_batch(
+                {
+                    "id": [f"r{i}" for i in ids],
+                    "n": pa.array(list(ids), pa.int32()),
+                    "path": [["a", str(i)] for i in ids],
+                    "maybe": [maybe for _ in ids],
+                }
+            )
+        )
+    return out
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    header = path.read_bytes()[:24]
+    assert header[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", header[16:24])
+
+
+def test_file_names_are_zero_padded_in_table_order() -> None:
+    assert parquet_file_name(0, 12) == "train-00000-of-00012.parquet"
+    assert parquet_file_name(11, 12) == "train-00011-of-00012.parquet"
+    with pytest.raises(ValueError, match="not one of 12 files"):
+        parquet_file_name(12, 12)
+
+
+def test_files_keep_order_and_one_schema_whatever_the_nulls(tmp_path: Path) -> None:
+    """Files cut every 5 rows, named in row order; all-NULL and no-NULL data
+    give the same schema (REQUIRED stays REQUIRED, OPTIONAL stays OPTIONAL),
+    so the two sets concatenate."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a = write_parquet_files(_batches(0, 62, None), SCHEMA, tmp_path / "a", 5)
+    b = write_parquet_files(_batches(0, 9, "x"), SCHEMA, tmp_path / "b", 5)
+    assert [p.name for p, _ in a][:2] == [
+        "train-00000-of-00013.parquet",
+        "train-00001-of-00013.parquet",
+    ]
+    assert [rows for _, rows in a] == [5] * 12 + [2]
+    assert [rows for _, rows in b] == [5, 4]
+    files = sorted((tmp_path / "a").glob("*.parquet"))
+    ids = pq.read_table(files).column("id").to_pylist()
+    assert ids == [f"r{i}" for i in range(62)]
+    schemas = {str(pq.read_schema(p)) for p, _ in a + b}
+    assert schemas == {str(SCHEMA)}
+    both = pa.concat_tables([pq.read_table(files), pq.read_table(tmp_path / "b")])
+    assert both.num_rows == 71
+    assert both.schema.field("maybe").nullable
+    assert not both.schema.field("id").nullable
+    assert pq.read_metadata(files[0]).schema.column(0).max_definition_level == 0
+
+
+def test_null_in_a_not_null_column_is_named(tmp_path: Path) -> None:
+    bad = pa.record_batch(
+        {"id": ["a", None], "n": pa.array([1, 2], pa.int32()), "path": [[], []]}
+        | {"maybe": [None, None]}
+    )
+    with pytest.raises(ValueError, match="column id has 1 NULL values"):
+        write_parquet_files([bad], SCHEMA, tmp_path, 10, config="demo")
+
+
+def test_an_empty_table_gives_one_file_and_files_are_cut_by_size(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "empty").mkdir()
+    (empty,) = write_parquet_files([], SCHEMA, tmp_path / "empty", 10)
+    assert empty[0].name == "train-00000-of-00001.parquet" and empty[1] == 0
+    assert pq.read_schema(empty[0]).equals(SCHEMA)
+    (tmp_path / "small").mkdir()
+    cut = write_parquet_files(
+        _batches(0, 40, "x"), SCHEMA, tmp_path / "small", 1000, max_file_bytes=1
+    )
+    # A row group per flush (40 rows: one), then the size closes the file.
+    assert sum(rows for _, rows in cut) == 40
+
+
+def test_schemas_declare_spec_types_and_nullability() -> None:
+    assert [t.config for t in EXPORT_TABLES] == ["chunks", "chunk_spans"]
+    nullable = [f.name for f in CHUNKS_SCHEMA if f.nullable]
+    assert nullable == ["pageid", "parentid", "revid", "timestamp", "url"] + [
+        "wikidata_id"
+    ]
+    assert CHUNKS_SCHEMA.field("chunk_order").type == pa.int32()
+    assert CHUNKS_SCHEMA.field("section").type == pa.list_(
+        pa.field("element", pa.string(), nullable=False)
+    )
+    assert not any(f.nullable for f in CHUNK_SPANS_SCHEMA)
+
+
+def _value(field: pa.Field) -> object:
+    """One value of a field's type: NULL where allowed."""
+    if field.nullable:
+        return None
+    if pa.types.is_list(field.type):
+        return []
+    if pa.types.is_string(field.type):
+        return "0"
+    return True if pa.types.is_boolean(field.type) else 0
+
+
+def _small_export(root: Path, *, figures: bool = True) -> Path:
+    """A finished export of two tiny configs, through the real writer, card
+    and figures."""
+    partial = start_export(str(root))
+    exported = []
+    for table in EXPORT_TABLES:
+        folder = partial / "data" / table.config
+        folder.mkdir(parents=True)
+        batch = pa.record_batch(
+            {f.name: pa.array([_value(f)], f.type) for f in table.schema}
+        )
+        files = write_parquet_files([batch], table.schema, folder, 10)
+        exported.append(ExportedConfig(table, files))
+    figure_paths = []
+    if figures:
+        (partial / "figures").mkdir()
+        drawn = draw_figures(
+            [
+                {"histogram": "tokens_per_chunk", "bucket_start": 0}
+                | {"bucket_end": 8, "num_items": 1},
+            ],
+            [],
+            partial / "figures",
+        )
+        figure_paths = [p.relative_to(partial).as_posix() for p in drawn]
+    card = dataset_card(
+        exported,
+        {"kilt_path": "x.jsonl", "chunk_size": "256", "kilt_chunks_version": "0.1"},
+        {"lines_read": 1, "chunks_written": 1},
+        [{"statistic": "share_under_32_tokens", "value": 1.0, "description": "s"}],
+        figure_paths,
+    )
+    card.save(partial / "README.md")
+    return finish_export(partial)
+
+
+def test_a_finished_dataset_export_replaces_the_previous_one_whole(
+    tmp_path: Path,
+) -> None:
+    """Everything is staged in .export.partial and moved into place when
+    complete; an unfinished staging folder leaves the previous export whole;
+    the qrels, a user's file and the first layout's top-level files are
+    handled as before, and the second layout's folders are removed."""
+    root = tmp_path / "exports"
+    (root / "qrels").mkdir(parents=True)
+    (root / "qrels" / "t.qrels").write_text("q 0 c 1\n")
+    (root / "notes.txt").write_text("mine\n")
+    (root / "kilt_chunks").mkdir()
+    (root / "kilt_chunks" / "kilt_chunks_0.parquet").write_text("old layout")
+    _small_export(root)
+    assert sorted(p.name for p in root.iterdir()) == [
+        "README.md",
+        "data",
+        "figures",
+        "notes.txt",
+        "qrels",
+    ]
+    card = (root / "README.md").read_text()
+    partial = start_export(str(root))
+    (partial / "data").mkdir()
+    with pytest.raises(FileNotFoundError, match="no finished export"):
+        finish_export(partial)
+    assert (root / "README.md").read_text() == card
+    assert [p.name for p in config_files(root, "chunks")] == [
+        "train-00000-of-00001.parquet"
+    ]
+
+
+def test_card_metadata_is_what_the_hub_and_datasets_read(tmp_path: Path) -> None:
+    root = _small_export(tmp_path / "exports")
+    card = check_card(root / "README.md")
+    assert isinstance(card, DatasetCard)
+    assert card.data.license == LICENSE == "cc-by-sa-3.0"
+    configs = {c["config_name"]: c for c in card.data.configs}
+    assert configs["chunks"]["default"] is True
+    assert configs["chunk_spans"]["data_files"] == [
+        {"split": "train", "path": "data/chunk_spans/train-*.parquet"}
+    ]
+    infos = {i["config_name"]: i for i in card.data.dataset_info}
+    assert infos["chunks"]["splits"][0]["num_examples"] == 1
+    features = {f["name"]: f for f in infos["chunks"]["features"]}
+    assert features["section"] == {"name": "section", "list": "string"}
+    assert features["chunk_order"] == {"name": "chunk_order", "dtype": "int32"}
+    for name in FIGURES:
+        assert f"](figures/{name}.png)" in card.text
+        assert _png_size(root / "figures" / f"{name}.png") == (1000, 500)
+    for key in ("petroni-etal-2021-kilt", "kilt_corpus_wiki_dump2019"):
+        assert key in card.text
+    assert "2505.15561" in card.text and "2510.21440" in card.text
+    assert "CC BY-SA 3.0" in card.text
+    (root / "figures" / "sections_per_page.png").unlink()
+    with pytest.raises(ValueError, match="sections_per_page.png, which is missing"):
+        check_card(root / "README.md")
+
+
+def test_push_uploads_the_folder_and_only_the_upload_is_mocked(
+    tmp_path: Path, capsys
+) -> None:
+    root = _small_export(tmp_path / "exports")
+    (root / "qrels").mkdir()
+    with (
+        mock.patch.object(HfApi, "create_repo") as create_repo,
+        mock.patch.object(HfApi, "upload_folder") as upload_folder,
+    ):
+        upload_folder.return_value = mock.Mock(commit_url="https://hub/commit/1")
+        code = main(["push", "me/kilt", "--export-dir", str(root), "--private"])
+    assert code == 0, capsys.readouterr()
+    assert "uploaded" in capsys.readouterr().out
+    create_repo.assert_called_once_with(
+        "me/kilt", repo_type="dataset", private=True, exist_ok=True
+    )
+    kwargs = upload_folder.call_args.kwargs
+    assert kwargs["repo_id"] == "me/kilt" and kwargs["repo_type"] == "dataset"
+    assert Path(kwargs["folder_path"]) == root
+    assert kwargs["allow_patterns"] == UPLOAD_PATTERNS
+    assert kwargs["delete_patterns"] == REPLACED_PATTERNS
+    # What upload_folder would send, by huggingface_hub's own filter.
+    from huggingface_hub.utils import filter_repo_objects
+
+    sent = sorted(
+        filter_repo_objects(
+            [p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()],
+            allow_patterns=UPLOAD_PATTERNS,
+        )
+    )
+    assert sent == [
+        "README.md",
+        "data/chunk_spans/train-00000-of-00001.parquet",
+        "data/chunks/train-00000-of-00001.parquet",
+        *(f"figures/{name}.png" for name in sorted(FIGURES)),
+    ]
+
+
+def test_push_refuses_a_folder_without_a_valid_card(tmp_path: Path, capsys) -> None:
+    api = mock.Mock(spec=HfApi)
+    with pytest.raises(FileNotFoundError, match="no dataset card"):
+        push_export(tmp_path, "me/kilt", api=api)
+    root = _small_export(tmp_path / "exports")
+    card = (root / "README.md").read_text()
+    (root / "README.md").write_text(card.replace("cc-by-sa-3.0", "mit", 1))
+    assert main(["push", "me/kilt", "--export-dir", str(root)]) == 1
+    assert "license 'mit'" in capsys.readouterr().err
+    api.upload_folder.assert_not_called()
+
+
+# -- on real builds ---------------------------------------------------------
+
+
+def test_sample_export_loads_every_config_in_table_order(
+    sample_build: Build, tmp_path: Path
+) -> None:
+    """`load_dataset(export_dir)` gives the default config, chunks; each
+    config comes back in table order, with the table's values."""
+    root = sample_build.export_dir
+    cache = str(tmp_path / "cache")
+    chunks = datasets.load_dataset(str(root), split="train", cache_dir=cache)
+    spans = datasets.load_dataset(
+        str(root), "chunk_spans", split="train", cache_dir=cache
+    )
+    stored = sample_build.query("select chunk_id, num_tokens from kilt_chunk_spans")
+    assert chunks["chunk_id"] == [chunk_id for chunk_id, _ in stored]
+    assert list(zip(spans["chunk_id"], spans["num_tokens"], strict=True)) == stored
+    assert chunks[0]["section"] == [] and chunks.num_rows == 3710
+    named = datasets.load_dataset(str(root), "chunks", split="train", cache_dir=cache)
+    assert named["text"][:50] == [
+        text for (text,) in sample_build.query("select text from kilt_chunks limit 50")
+    ]
+    card = check_card(root / "README.md")
+    assert "| chunks | 3,710 |" in card.text
+    assert "| share of chunks under 32 tokens | 5.63% |" in card.text
+    assert "| `lines_read` | 106 |" in card.text
+    assert "| `splitter` | `fast` |" in card.text
+    exported = sample_build.query(
+        "select config, path, num_rows from kilt_export order by path"
+    )
+    assert exported == [
+        (None, "README.md", None),
+        ("chunk_spans", "data/chunk_spans/train-00000-of-00001.parquet", 3710),
+        ("chunks", "data/chunks/train-00000-of-00001.parquet", 3710),
+        *((None, f"figures/{name}.png", None) for name in sorted(FIGURES)),
+    ]
+    assert not (root / ".export.partial").exists()
+
+
+def test_corpus_statistics_match_the_tables(sample_build: Build) -> None:
+    """The SQL statistics agree with counts taken straight from the tables."""
+    stats = dict(sample_build.query("select statistic, value from kilt_corpus_stats"))
+    (short,) = sample_build.query(
+        "select count(*) from kilt_chunk_spans where num_tokens < 32"
+    )[0]
+    assert short == 209
+    assert stats["chunks"] == 3710 and stats["chunks_under_32_tokens"] == short
+    assert stats["share_under_32_tokens"] == pytest.approx(209 / 3710)
+    assert stats["pages"] == 106 and stats["sections"] == 2043
+    assert stats["tokens"] == 622_155
+    assert stats["tokens_per_chunk_max"] == 256
+    assert (
+        stats["sections_per_page_max"]
+        == sample_build.query("select max(num_sections) from kilt_chunks")[0][0]
+    )
+    totals = dict(
+        sample_build.query(
+            "select histogram, sum(num_items) from kilt_corpus_histograms group by 1"
+        )
+    )
+    assert totals == {
+        "tokens_per_chunk": 3710,
+        "chunks_per_section": 2043,
+        "sections_per_page": 106,
+    }
+    depths = sample_build.query(
+        "select section_depth, num_chunks from kilt_section_depth_stats"
+    )
+    assert depths == sample_build.query(
+        "select len(section), count(*) from kilt_chunks group by 1 order by 1"
+    )
+    text = corpus_stats(str(sample_build.db_path))
+    assert "share of chunks under 32 tokens" in text and "5.63%" in text
+    assert main(["stats", "--db", str(sample_build.db_path)]) == 0
+
+
+def test_many_files_and_null_metadata_keep_order_and_schema(
+    tmp_path: Path, sample_build: Build
+) -> None:
+    """A build with export_rows_per_file 300 (13 files) of the sample with the
+    history of every other page removed (NULL pageid ... url) and Wikidata ids
+    on the others (the sample has none): files in table order, and the same
+    schema as the sample's export, whose pageid has no NULL and wikidata_id
+    only NULL; the two builds' files concatenate. export_dir has a quote."""
+    pages = read_pages(SAMPLE_JSONL)
+    for index, page in enumerate(pages):
+        if index % 2:
+            page.pop("history", None)
+        else:
+            page["wikidata_info"] = {"wikidata_id": f"Q{index}"}
+    source = tmp_path / "mixed.jsonl"
+    source.write_text("".join(json.dumps(page) + "\n" for page in pages))
+    export_dir = tmp_path / "it's exports"
+    build = run_dbt_build(
+        tmp_path / "build",
+        source,
+        extra_vars={"export_dir": str(export_dir), "export_rows_per_file": 300},
+    )
+    files = config_files(export_dir, "chunks")
+    assert [f.name for f in files] == [
+        f"train-{i:05d}-of-00013.parquet" for i in range(13)
+    ]
+    assert [pq.read_metadata(f).num_rows for f in files] == [300] * 12 + [110]
+    stored = build.query("select chunk_id, pageid, wikidata_id from kilt_chunks")
+    assert any(row[1] is None for row in stored)
+    assert any(row[2] is not None for row in stored)
+    mixed = pq.read_table(files)
+    assert mixed.column("chunk_id").to_pylist() == [row[0] for row in stored]
+    sample_files = config_files(sample_build.export_dir, "chunks")
+    schemas = {pq.read_schema(f).remove_metadata() for f in files + sample_files}
+    assert schemas == {CHUNKS_SCHEMA}
+    both = pa.concat_tables([pq.read_table(sample_files), mixed])
+    assert both.num_rows == 2 * 3710
+    span_files = config_files(export_dir, "chunk_spans") + config_files(
+        sample_build.export_dir, "chunk_spans"
+    )
+    assert len(span_files) == 14
+    assert {pq.read_schema(f).remove_metadata() for f in span_files} == {
+        CHUNK_SPANS_SCHEMA
+    }
+    loaded = datasets.load_dataset(
+        str(export_dir), split="train", cache_dir=str(tmp_path / "cache")
+    )
+    assert loaded["chunk_id"] == [row[0] for row in stored]
+    assert loaded["pageid"] == [row[1] for row in stored]
+    with duckdb.connect() as con:
+        assert con.sql(
+            f"select count(*) from read_parquet({[str(f) for f in files]})"
+        ).fetchall() == [(3710,)]
