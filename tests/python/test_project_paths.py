@@ -1,0 +1,93 @@
+"""Relative paths resolve against the project folder, whatever the current one."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from conftest import DBT, ROOT
+from kilt_chunks.settings import project_path
+
+#: What a clone holds that a build needs.
+PROJECT_PARTS = (
+    "dbt_project.yml",
+    "profiles.yml",
+    "models",
+    "python_models",
+    "macros",
+    "seeds",
+    "tests/dbt",
+    "analyses",
+    "data",
+)
+
+
+def test_project_path_joins_only_relative_paths() -> None:
+    assert project_path("data/x.jsonl", "/proj") == "/proj/data/x.jsonl"
+    assert project_path("/abs/x.jsonl", "/proj") == "/abs/x.jsonl"
+    for kept in ("", "~/x", "hf://facebook/kilt_wikipedia", ":memory:", "s3://b/k"):
+        assert project_path(kept, "/proj") == kept
+    # No project folder known (outside dbt, or dbt run in the project): as given.
+    assert project_path("data/x.jsonl", "") == "data/x.jsonl"
+
+
+def test_a_build_from_another_folder_writes_only_into_the_project(
+    tmp_path: Path,
+) -> None:
+    """`dbt build --project-dir P --profiles-dir P` from elsewhere, with every
+    path left at its relative default: the input is found, the database,
+    scratch, logs, target and export all land in P, nothing in the current
+    folder, and `kilt-chunks summary --db` from there reports P's export."""
+    project = tmp_path / "project"
+    for part in PROJECT_PARTS:
+        source = ROOT / part
+        if source.is_dir():
+            shutil.copytree(source, project / part)
+        elif source.exists():
+            (project / part).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source, project / part)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KILT_CHUNKS_")}
+    env["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
+    proc = subprocess.run(
+        [
+            DBT,
+            "build",
+            "--project-dir",
+            "../project",
+            "--profiles-dir",
+            "../project",
+            "--vars",
+            '{"progress_seconds": 0, "workers": 2}',
+        ],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    assert sorted(os.listdir(elsewhere)) == []
+    assert (project / "kilt_chunks.duckdb").is_file()
+    assert not (project / "kilt_chunks.duckdb.scratch").exists()  # removed
+    export = project / "exports"
+    assert (export / "data" / "chunks").is_dir() and (export / "README.md").is_file()
+    summary = subprocess.run(
+        [
+            str(Path(DBT).with_name("kilt-chunks")),
+            "summary",
+            "--db",
+            str(project / "kilt_chunks.duckdb"),
+        ],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert summary.returncode == 0, summary.stderr
+    assert f"export            {export}/  (chunks 1 file" in summary.stdout
+    assert f"kilt-chunks build of {project / 'data'}" in summary.stdout
