@@ -16,7 +16,15 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from conftest import ROOT, SAMPLE_JSONL, Build, dbt_command, dbt_env, run_dbt_build
+from conftest import (
+    ROOT,
+    SAMPLE_JSONL,
+    Build,
+    copy_build,
+    dbt_command,
+    dbt_env,
+    run_dbt_build,
+)
 
 ORDERED = "select * from kilt_chunks order by chunk_id"
 TOTAL_CHUNKS = 3710
@@ -116,8 +124,10 @@ def test_rerun_is_idempotent_and_full_refresh_rebuilds(tmp_path: Path) -> None:
     )
 
 
-def test_changed_input_does_not_reuse_old_chunks(tmp_path: Path) -> None:
-    run_dbt_build(tmp_path, SAMPLE_JSONL, extra_vars={"export_dir": ""})
+def test_changed_input_does_not_reuse_old_chunks(
+    tmp_path: Path, sample_build: Build
+) -> None:
+    copy_build(sample_build, tmp_path)  # a finished build of the whole sample
     first_page = SAMPLE_JSONL.read_text(encoding="utf-8").splitlines()[0]
     smaller = tmp_path / "one_page.jsonl"
     smaller.write_text(first_page + "\n", encoding="utf-8")
