@@ -15,6 +15,7 @@ from typing import Any
 import duckdb
 from dbt.adapters.duckdb.credentials import DuckDBCredentials
 from dbt.adapters.duckdb.plugins import BasePlugin
+from dbt_common.exceptions import DbtRuntimeError
 
 from kilt_chunks.database import DatabaseInUseError, connect, memory_limit_bytes
 from kilt_chunks.settings import KNOWN_VARIABLES, project_path, settings_problems_json
@@ -25,7 +26,13 @@ from kilt_chunks.sql_progress import WATCHER
 #: int_sections_assembled); larger inputs may need more.
 MIN_MEMORY_LIMIT = 64 * 2**20
 
-__all__ = ["DatabaseInUseError", "Plugin", "check_database_free", "check_memory_limit"]
+__all__ = [
+    "DatabaseInUseError",
+    "Plugin",
+    "check_database_folder",
+    "check_database_free",
+    "check_memory_limit",
+]
 
 
 def check_memory_limit(settings: dict[str, Any] | None) -> None:
@@ -58,6 +65,27 @@ def check_memory_limit(settings: dict[str, Any] | None) -> None:
             f"memory_limit {value!r} (KILT_CHUNKS_MEMORY_LIMIT) is below the "
             f"{MIN_MEMORY_LIMIT // 2**20} MiB the build needs: use at least "
             "128MB (default 512MB)"
+        )
+
+
+def check_database_folder(path: str) -> None:
+    """Fail early, and plainly, when the DuckDB file's folder does not exist.
+
+    Args:
+        path: DuckDB file of the build.
+
+    Raises:
+        ValueError: If the folder is missing (DuckDB would fail with a bare
+            "Cannot open file"), naming the variable and the folder.
+    """
+    if not path or path == ":memory:" or "://" in path:
+        return
+    folder = Path(path).expanduser().parent
+    if not folder.is_dir():
+        raise ValueError(
+            f"database {path!r} (KILT_CHUNKS_DB): its folder {str(folder)!r} does "
+            "not exist; create it, or set KILT_CHUNKS_DB to a file in an "
+            "existing folder"
         )
 
 
@@ -166,5 +194,11 @@ class Plugin(BasePlugin):
         creds.path = project_path(creds.path)
         for attachment in creds.attach or []:
             attachment.path = project_path(attachment.path)
-        check_memory_limit(creds.settings)
-        check_database_free(creds.path)
+        try:
+            check_memory_limit(creds.settings)
+            check_database_folder(creds.path)
+            check_database_free(creds.path)
+        except (ValueError, DatabaseInUseError, duckdb.Error) as exc:
+            # A dbt error: dbt prints its message alone, without the chained
+            # tracebacks it prints for any other exception.
+            raise DbtRuntimeError(str(exc)) from None

@@ -432,3 +432,39 @@ def test_memory_floor_problem_names_the_variable_and_a_limit_that_passes() -> No
     assert problem is not None
     assert "KILT_CHUNKS_MEMORY_LIMIT (244 MiB) is below the 473 MiB" in problem
     assert "set KILT_CHUNKS_MEMORY_LIMIT=512MB or more" in problem
+
+
+def test_connection_setup_errors_are_one_message_without_traceback(
+    tmp_path: Path,
+) -> None:
+    """A bad memory limit or a database folder that does not exist stop dbt
+    with the plain message (a dbt error), not 90-250 lines of tracebacks."""
+    from kilt_chunks.dbt_plugin import check_database_folder
+
+    check_database_folder(str(tmp_path / "x.duckdb"))
+    with pytest.raises(ValueError, match="its folder .* does not exist"):
+        check_database_folder(str(tmp_path / "missing" / "x.duckdb"))
+    cases = {
+        "KILT_CHUNKS_MEMORY_LIMIT": (
+            "bogus",
+            "'bogus' (KILT_CHUNKS_MEMORY_LIMIT) is not",
+        ),
+        "KILT_CHUNKS_DB": (
+            str(tmp_path / "missing" / "x.duckdb"),
+            f"its folder '{tmp_path / 'missing'}' does not exist",
+        ),
+    }
+    for variable, (value, message) in cases.items():
+        env = {**dbt_env(tmp_path), variable: value}
+        proc = subprocess.run(
+            dbt_command(tmp_path, {"kilt_path": str(SAMPLE_JSONL), "export_dir": ""}),
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        output = proc.stdout + proc.stderr
+        assert proc.returncode != 0
+        assert message in output
+        assert "Traceback" not in output
