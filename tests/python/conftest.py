@@ -84,7 +84,10 @@ def run_dbt_build(
         "kilt_path": str(kilt_path),
         "export_dir": str(export_dir),
         "progress_seconds": 0,
-        "workers": 2,
+        # One chunking worker: the sample chunks in a fraction of a second,
+        # and starting a second worker costs each build about 2.5 s. The
+        # shared sample build uses two (the pool as a real build runs it).
+        "workers": 1,
         **(extra_vars or {}),
     }
     cmd = dbt_command(workdir, variables, *args)
@@ -107,7 +110,7 @@ def sample_build(tmp_path_factory: pytest.TempPathFactory) -> Build:
     return run_dbt_build(
         tmp_path_factory.mktemp("sample_jsonl"),
         SAMPLE_JSONL,
-        extra_vars={"keep_scratch": True},
+        extra_vars={"keep_scratch": True, "workers": 2},
     )
 
 

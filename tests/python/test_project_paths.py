@@ -61,7 +61,7 @@ def test_a_build_from_another_folder_writes_only_into_the_project(
             "--profiles-dir",
             "../project",
             "--vars",
-            '{"progress_seconds": 0, "workers": 2}',
+            '{"progress_seconds": 0, "workers": 1}',
         ],
         cwd=elsewhere,
         env=env,
