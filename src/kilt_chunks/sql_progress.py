@@ -1,8 +1,8 @@
-"""Progress lines for the SQL steps of a build (sections, marts, export).
+"""Progress lines for the SQL steps of a build (sections, marts).
 
-The load and chunking steps count their own bytes (:mod:`kilt_chunks.progress`).
-The SQL models and the export's COPY run inside DuckDB, which tracks each
-running query's progress (``DuckDBPyConnection.query_progress()``, a
+The load, chunking and export steps count their own rows and bytes
+(:mod:`kilt_chunks.progress`). The SQL models run inside DuckDB, which tracks
+each running query's progress (``DuckDBPyConnection.query_progress()``, a
 percentage, with its progress bar switched on and its printing off). The
 build's dbt-duckdb plugin hands every cursor to :data:`WATCHER`; a daemon
 thread reads the running query's progress every ``progress_seconds`` (set by
@@ -11,11 +11,11 @@ and reports one plain line per long query, through the same channel as the
 other stages (dbt's console and ``logs/dbt.log``)::
 
     int_sections_assembled: 42% of the query [01:10<01:36]
-    export kilt_chunks: 80% of the query [02:00<00:30]
+    kilt_chunks: 80% of the query [02:00<00:30]
 
 The step's name and the query's start come from dbt's own ``SQLQuery``
-events (the node that sent the query; the export's target table is read off
-its COPY), received through dbt's event-manager callbacks. The build runs one
+events (the node that sent the query; a ``COPY (select * from t)`` is named
+``export t``), received through dbt's event-manager callbacks. The build runs one
 dbt thread (profiles.yml), so one query runs at a time. A query shorter than
 the interval gives no line; Python models are left out (the load and the
 chunking report bytes themselves, and their many short queries have no
