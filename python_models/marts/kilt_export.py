@@ -9,6 +9,9 @@ def model(dbt, session):
     tables = {
         "kilt_chunks": dbt.ref("kilt_chunks"),
         "kilt_chunk_spans": dbt.ref("kilt_chunk_spans"),
+        "kilt_queries": dbt.ref("kilt_queries"),
+        "kilt_qrels_pages": dbt.ref("kilt_qrels_pages"),
+        "kilt_qrels_chunks": dbt.ref("kilt_qrels_chunks"),
     }
     return export_dataset(
         tables,

@@ -208,6 +208,8 @@ def export_line(export_dir: str) -> str:
     parts = []
     for table in EXPORT_TABLES:
         count = len(config_files(root, table.config))
+        if table.only_if_rows and not count:
+            continue
         parts.append(f"{table.config} {count:,} file{'' if count == 1 else 's'}")
     card = "card README.md" if (root / CARD_FILE).is_file() else "no card"
     return f"  export            {os.path.abspath(root)}/  ({', '.join(parts)}; {card})"

@@ -120,6 +120,7 @@ def export_dataset(
             info,
         )
         for table in EXPORT_TABLES
+        if not table.only_if_rows or _has_rows(tables[table.model])
     ]
     (partial / FIGURES_DIR).mkdir()
     figures = draw_figures(histogram_rows, depth_rows, partial / FIGURES_DIR)
@@ -146,3 +147,9 @@ def _reported(
             yield batch
     finally:
         progress.close()
+
+
+def _has_rows(relation: Relation) -> bool:
+    """Whether the relation holds at least one row."""
+    reader = relation.to_arrow_reader(1)
+    return any(batch.num_rows for batch in reader)

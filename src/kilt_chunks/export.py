@@ -92,6 +92,61 @@ CHUNK_SPANS_SCHEMA = pa.schema(
 )
 
 
+_LABELS = (
+    _required("task", _TEXT),
+    _optional("dataset", _TEXT),
+    _optional("task_family", _TEXT),
+    _required("query_id", _TEXT),
+)
+
+#: ``kilt_queries``: one row per query of a KILT task (kilt_tasks).
+QUERIES_SCHEMA = pa.schema(
+    [
+        *_LABELS,
+        _optional("input", _TEXT),
+        _optional("answers", pa.list_(_TEXT)),
+        _optional("num_outputs", pa.int32()),
+        _optional("num_evidence_sets", pa.int32()),
+        _optional("evidence_sets", pa.list_(pa.list_(_TEXT))),
+        _optional("num_relevant_pages", pa.int32()),
+        _optional("num_relevant_pages_in_corpus", pa.int32()),
+        _optional("num_relevant_chunks", pa.int32()),
+        _optional("num_whole_span_chunks", pa.int32()),
+        _optional("is_evidence_in_chunks", pa.bool_()),
+        _optional("source_file", _TEXT),
+        _optional("line_number", pa.int64()),
+    ]
+)
+
+#: ``kilt_qrels_pages``: page-level relevance (KILT's R-precision unit).
+PAGE_QRELS_SCHEMA = pa.schema(
+    [
+        *_LABELS,
+        _required("wikipedia_id", _TEXT),
+        _required("relevance", pa.int32()),
+        _optional("title", _TEXT),
+        _optional("num_evidence_sets", pa.int32()),
+        _optional("is_page_level_only", pa.bool_()),
+        _optional("is_page_in_corpus", pa.bool_()),
+    ]
+)
+
+#: ``kilt_qrels_chunks``: graded chunk-level relevance.
+CHUNK_QRELS_SCHEMA = pa.schema(
+    [
+        *_LABELS,
+        _required("chunk_id", _TEXT),
+        _required("relevance", pa.int32()),
+        _optional("wikipedia_id", _TEXT),
+        _optional("section_order", pa.int32()),
+        _optional("chunk_order", pa.int32()),
+        _optional("num_spans", pa.int32()),
+        _optional("max_overlap_chars", pa.int32()),
+        _optional("max_overlap_fraction", pa.float64()),
+    ]
+)
+
+
 @dataclass(frozen=True)
 class ExportTable:
     """One config of the dataset: a dbt model written as Parquet files.
@@ -103,12 +158,15 @@ class ExportTable:
         schema: The Arrow schema every file gets (names, order, types and
             nullability); the table's columns are cast to it.
         description: One line for the dataset card.
+        only_if_rows: Export the config only when the table has rows (the
+            task tables: a build without ``kilt_tasks`` has none).
     """
 
     config: str
     model: str
     schema: pa.Schema
     description: str
+    only_if_rows: bool = False
 
 
 #: The exported configs, in the card's order; the first is the default config
@@ -128,6 +186,29 @@ EXPORT_TABLES: tuple[ExportTable, ...] = (
         CHUNK_SPANS_SCHEMA,
         "one row per chunk, same order: its KILT span (paragraph, character; end "
         "exclusive), its offsets in the section text and its cl100k_base tokens",
+    ),
+    ExportTable(
+        "queries",
+        "kilt_queries",
+        QUERIES_SCHEMA,
+        "one row per query of the KILT task files the build read (kilt_tasks): "
+        "input, answers, evidence sets, whether any evidence maps to a chunk",
+        only_if_rows=True,
+    ),
+    ExportTable(
+        "qrels_pages",
+        "kilt_qrels_pages",
+        PAGE_QRELS_SCHEMA,
+        "page-level relevance per query (wikipedia_id; KILT's R-precision unit)",
+        only_if_rows=True,
+    ),
+    ExportTable(
+        "qrels_chunks",
+        "kilt_qrels_chunks",
+        CHUNK_QRELS_SCHEMA,
+        "graded chunk-level relevance per query (2: the chunk holds a whole "
+        "span; 1: part of one, at least min_overlap)",
+        only_if_rows=True,
     ),
 )
 

@@ -508,3 +508,21 @@ def test_missing_task_path_stops_the_build_with_one_line(
     message = f"kilt_tasks {str(missing)!r}: no KILT task file there"
     assert message in failed.output
     assert "Traceback" not in failed.output
+
+
+def test_task_tables_are_configs_of_the_dataset_export(build: Build) -> None:
+    """A build that read kilt_tasks exports its queries and page and chunk
+    qrels as configs of the dataset folder, rows in table order."""
+    import datasets
+
+    for config, model, key in (
+        ("queries", "kilt_queries", "query_id"),
+        ("qrels_pages", "kilt_qrels_pages", "wikipedia_id"),
+        ("qrels_chunks", "kilt_qrels_chunks", "chunk_id"),
+    ):
+        loaded = datasets.load_dataset(str(build.export_dir), config, split="train")
+        rows = build.query(f"select query_id, {key} from {model}")
+        assert rows, model
+        assert list(zip(loaded["query_id"], loaded[key], strict=True)) == rows
+    card = (build.export_dir / "README.md").read_text(encoding="utf-8")
+    assert "config_name: qrels_chunks" in card
