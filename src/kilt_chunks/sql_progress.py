@@ -77,14 +77,19 @@ class SqlProgressWatcher:
         """dbt event-manager callback: note which step sent a query, and when.
 
         Args:
-            message: A dbt ``EventMsg``; only ``SQLQuery`` events are read
-                (their ``node_info`` and ``sql``).
+            message: A dbt ``EventMsg``; only ``SQLQuery`` (its
+                ``node_info`` and ``sql``), ``NodeStart`` and
+                ``NodeExecuting`` (their ``node_info``) are read.
         """
-        if getattr(getattr(message, "info", None), "name", None) != "SQLQuery":
+        name = getattr(getattr(message, "info", None), "name", None)
+        if name not in ("SQLQuery", "NodeStart", "NodeExecuting"):
             return
         data = message.data
         node_info = getattr(data, "node_info", None)
         node = getattr(node_info, "node_name", "") or ""
+        # A node's start names the step even when it sends no SQLQuery (a
+        # Python model's own queries): otherwise they would go under the
+        # previous node's name.
         copied = _COPY_SOURCE.search(getattr(data, "sql", "") or "")
         if copied:
             node = "export " + copied.group(1).replace('"', "").split(".")[-1]

@@ -11,10 +11,12 @@ import duckdb
 from kilt_chunks.sql_progress import SqlProgressWatcher
 
 
-def _sql_event(sql: str, node_name: str = "", node_path: str = "") -> SimpleNamespace:
+def _sql_event(
+    sql: str, node_name: str = "", node_path: str = "", name: str = "SQLQuery"
+) -> SimpleNamespace:
     """A dbt ``EventMsg`` as the watcher reads it."""
     return SimpleNamespace(
-        info=SimpleNamespace(name="SQLQuery"),
+        info=SimpleNamespace(name=name),
         data=SimpleNamespace(
             sql=sql,
             node_info=SimpleNamespace(node_name=node_name, node_path=node_path),
@@ -80,6 +82,11 @@ def test_quiet_for_short_queries_python_models_and_other_events() -> None:
     assert _lines_while_running(watcher, SLOW_QUERY) == []
     watcher.interval = 0.1
     watcher.on_dbt_event(_sql_event("x", "int_sections_chunked", "int/chunked.py"))
+    assert _lines_while_running(watcher, SLOW_QUERY) == []
+    # A Python model's start quiets the watcher though it sends no SQLQuery
+    # (its own queries must not go under the previous node's name).
+    watcher.on_dbt_event(_sql_event("select 1", "kilt_corpus_stats", "s/stats.sql"))
+    watcher.on_dbt_event(_sql_event("", "kilt_export", "m/kilt_export.py", "NodeStart"))
     assert _lines_while_running(watcher, SLOW_QUERY) == []
     # Other events leave the step as it is.
     watcher.on_dbt_event(
