@@ -28,6 +28,8 @@ from pathlib import Path
 
 import duckdb
 
+from kilt_chunks.evaluation import tasks_in_database
+
 #: Chunks read from the DuckDB file at a time while indexing.
 READ_BATCH_ROWS = 50_000
 #: Default chunks per index shard (0 = one shard for the whole corpus).
@@ -285,14 +287,9 @@ def task_queries(db_path: str | Path, task: str) -> list[tuple[str, str]]:
             [task],
         ).fetchall()
         if not rows:
-            tasks = [
-                t
-                for (t,) in con.sql("select distinct task from kilt_queries").fetchall()
-            ]
             raise Bm25Error(
                 f"task {task!r}: no queries in kilt_queries (tasks there: "
-                + (", ".join(sorted(tasks)) or "none; build with --vars kilt_tasks")
-                + ")"
+                f"{tasks_in_database(con)})"
             )
     return [(qid, text or "") for qid, text in rows]
 

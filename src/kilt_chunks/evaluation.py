@@ -46,6 +46,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import duckdb
 
 #: ``chunk_id`` as ``kilt_chunks`` builds it; group 1 is the ``wikipedia_id``.
 CHUNK_ID_PATTERN = re.compile(r"^doc-(?P<page>.+)_\d+::s-\d+::chunk-\d+$")
@@ -331,14 +335,9 @@ def gold_from_database(db_path: str | Path, task: str) -> Gold:
             [task],
         ).fetchall()
         if not rows:
-            tasks = [
-                t
-                for (t,) in con.sql("select distinct task from kilt_queries").fetchall()
-            ]
             raise EvaluationError(
                 f"task {task!r}: not in kilt_queries of {db_path} (tasks there: "
-                + (", ".join(sorted(tasks)) or "none; build with --vars kilt_tasks")
-                + ")"
+                f"{tasks_in_database(con)})"
             )
         chunk_rows = con.execute(
             "select query_id, chunk_id, relevance from kilt_qrels_chunks"
@@ -503,3 +502,12 @@ def format_table(result: dict) -> str:
         " run queries not in the task ignored)"
     )
     return "\n".join(lines)
+
+
+def tasks_in_database(con: duckdb.DuckDBPyConnection) -> str:
+    """The tasks of ``kilt_queries``, sorted and comma-separated, or advice to
+    build with ``kilt_tasks`` when there are none (for error messages)."""
+    tasks = sorted(
+        t for (t,) in con.sql("select distinct task from kilt_queries").fetchall()
+    )
+    return ", ".join(tasks) or "none; build with --vars kilt_tasks"
