@@ -28,7 +28,35 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from kilt_chunks.build_info import prepare_export_dir, replace_folder
+__all__ = [
+    "prepare_export_dir",
+    "replace_folder",
+    "CARD_FILE",
+    "CHUNKS_SCHEMA",
+    "CHUNK_QRELS_SCHEMA",
+    "CHUNK_SPANS_SCHEMA",
+    "DATA_DIR",
+    "EXPORT_FILES_SCHEMA",
+    "EXPORT_TABLES",
+    "ExportTable",
+    "ExportedConfig",
+    "FETCH_ROWS",
+    "FIGURES_DIR",
+    "MAX_FILE_BYTES",
+    "PAGE_QRELS_SCHEMA",
+    "PARTIAL_DIR",
+    "QUERIES_SCHEMA",
+    "ROW_GROUP_ROWS",
+    "SPLIT",
+    "ZSTD_LEVEL",
+    "config_files",
+    "files_table",
+    "finish_export",
+    "parquet_file_name",
+    "start_export",
+    "write_config",
+    "write_parquet_files",
+]
 
 _TEXT = pa.string()
 
@@ -454,6 +482,53 @@ def write_config(
     return ExportedConfig(table, files)
 
 
+def prepare_export_dir(export_dir: str) -> Path | None:
+    """Create the export folder (parents included).
+
+    Args:
+        export_dir: The ``export_dir`` variable; ``""`` means no export. A
+            leading ``~`` is the home folder.
+
+    Returns:
+        The folder, or None when the export is disabled.
+
+    Raises:
+        NotADirectoryError: If ``export_dir`` exists and is not a folder.
+    """
+    if not export_dir:
+        return None
+    root = Path(export_dir).expanduser()
+    if root.exists() and not root.is_dir():
+        raise NotADirectoryError(
+            f"export_dir {export_dir!r} is a file, not a folder: set export_dir "
+            'to a folder (or "" to skip the export)'
+        )
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def replace_folder(partial: Path, target: Path) -> None:
+    """Move the finished folder ``partial`` to ``target``, replacing it.
+
+    The previous ``target`` is renamed aside first and deleted only after
+    ``partial`` took its place, so at every moment either the old or the new
+    folder is whole under ``target`` (two renames within one folder).
+
+    Raises:
+        FileNotFoundError: If ``partial`` does not exist.
+    """
+    if not partial.is_dir():
+        raise FileNotFoundError(f"{partial}: no finished export to move into place")
+    old = target.with_name(f".{target.name}.old")
+    if old.exists():
+        shutil.rmtree(old)
+    if target.exists():
+        target.rename(old)
+    partial.rename(target)
+    if old.exists():
+        shutil.rmtree(old)
+
+
 def start_export(export_dir: str) -> Path:
     """Create ``export_dir`` and an empty staging folder in it.
 
@@ -486,7 +561,7 @@ def finish_export(partial: Path) -> Path:
     """Move a complete staging folder's parts into place.
 
     ``data`` and ``figures`` replace their previous folders whole
-    (:func:`kilt_chunks.build_info.replace_folder`), then the card replaces
+    (:func:`replace_folder`), then the card replaces
     ``README.md`` (``os.replace``); the staging folder is removed, and so are
     the Parquet folders of the earlier layout (``kilt_chunks/``,
     ``kilt_chunk_spans/`` holding only ``<name>_<i>.parquet`` files).

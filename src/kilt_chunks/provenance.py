@@ -17,13 +17,26 @@ import glob
 import json
 import re
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
 
 from kilt_chunks.settings import project_path
+
+__all__ = [
+    "QRELS_SCHEMA",
+    "TASK_FILE_PATTERN",
+    "TASK_FILE_SUFFIXES",
+    "TASK_LINE_STRUCTURE",
+    "UNREADABLE_TASKS",
+    "read_task_lines",
+    "resolve_task_files",
+    "task_name",
+    "write_task_files",
+]
 
 #: File names taken from a folder given as ``kilt_tasks``.
 TASK_FILE_PATTERN = re.compile(r"^(?P<task>.+?)\.jsonl?(\.gz|\.zst)?$")
@@ -251,7 +264,7 @@ def _task_lines_query(task: str, file: Path) -> str:
 
 
 def _unreadable_table(message: str, schema: pa.Schema) -> pa.Table:
-    row = {name: [None] for name in schema.names}
+    row: dict[str, list[object]] = {name: [None] for name in schema.names}
     row["task"] = [""]
     row["reject_reason"] = [UNREADABLE_TASKS + message]
     return pa.Table.from_pydict(row, schema=schema)
@@ -435,7 +448,7 @@ def write_task_files(
     rows = []
     for task in tasks:
         where = f"task = {_quote(task)}"
-        sources = {
+        sources: dict[str, tuple[Any, list[str], Callable[..., str]]] = {
             "chunks": (
                 chunk_qrels.filter(where),
                 ["query_id", "chunk_id", "relevance"],

@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-#: The splitter names (``kilt_chunks.splitting.SPLITTERS``; not imported
+#: The splitter names (``kilt_chunks.splitter.SPLITTER_NAMES``; not imported
 #: here, so that the check costs dbt no start-up time).
 SPLITTER_CHOICES = ("fast", "llama_index")
 

@@ -3,21 +3,37 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from kilt_chunks.dbt_command import dbt_build_command, dbt_build_env, dbt_executable
+
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SAMPLE_JSONL = ROOT / "data" / "kilt_enwiki2016_sample.jsonl"
 SAMPLE_PARQUET = ROOT / "data" / "kilt_enwiki2016_sample.hf.parquet"
-DBT = str(Path(sys.executable).with_name("dbt"))
+DBT = dbt_executable()
+
+
+@dataclass(frozen=True)
+class SampleCounts:
+    """What the bundled sample gives (SPEC rules 1-7), the one place the
+    tests take these numbers from."""
+
+    pages: int = 106
+    raw_sections: int = 2366
+    sections: int = 2043
+    blank_sections: int = 323
+    chunks: int = 3710
+    chunks_under_32_tokens: int = 209
+
+
+SAMPLE = SampleCounts()
 
 
 @dataclass
@@ -41,31 +57,12 @@ class Build:
 
 def dbt_command(workdir: Path, variables: dict, *args: str) -> list[str]:
     """`dbt build` of this project with target, logs and vars under workdir."""
-    return [
-        DBT,
-        "build",
-        "--project-dir",
-        str(ROOT),
-        "--profiles-dir",
-        str(ROOT),
-        "--target-path",
-        str(workdir / "target"),
-        "--log-path",
-        str(workdir / "logs"),
-        "--vars",
-        json.dumps(variables),
-        *args,
-    ]
+    return dbt_build_command(ROOT, workdir, variables, *args)
 
 
 def dbt_env(workdir: Path) -> dict[str, str]:
     """Environment that points the build at workdir's DuckDB file."""
-    return {
-        **os.environ,
-        "KILT_CHUNKS_DB": str(workdir / "kilt_chunks.duckdb"),
-        "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
-        "PYTHONUNBUFFERED": "1",
-    }
+    return dbt_build_env(workdir / "kilt_chunks.duckdb")
 
 
 def run_dbt_build(

@@ -9,7 +9,7 @@ from pathlib import Path
 import datasets
 import pytest
 
-from conftest import SAMPLE_JSONL, SAMPLE_PARQUET, run_dbt_build
+from conftest import SAMPLE, SAMPLE_JSONL, SAMPLE_PARQUET, run_dbt_build
 from kilt_chunks.loading import (
     RAW_PAGE_SCHEMA,
     KiltInputError,
@@ -50,7 +50,7 @@ def test_missing_path_is_a_clear_error(tmp_path: Path) -> None:
 def test_jsonl_is_read_with_explicit_types() -> None:
     table = read_kilt_pages(str(SAMPLE_JSONL)).read_all()
     assert table.schema == RAW_PAGE_SCHEMA
-    assert table.num_rows == 106
+    assert table.num_rows == SAMPLE.pages
     row = table.slice(2, 1).to_pylist()[0]
     assert (row["wikipedia_id"], row["line_number"], row["revid"]) == (
         "39",

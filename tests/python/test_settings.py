@@ -6,7 +6,7 @@ from pathlib import Path
 
 from conftest import run_dbt_build
 from kilt_chunks.settings import KNOWN_VARIABLES, SPLITTER_CHOICES, settings_problems
-from kilt_chunks.splitting import SPLITTERS
+from kilt_chunks.splitter import SPLITTER_NAMES
 
 DEFAULTS = {
     "kilt_path": "data/kilt_enwiki2016_sample.jsonl",
@@ -29,7 +29,7 @@ def test_defaults_pass_and_every_project_variable_is_known() -> None:
     project = (Path(__file__).parents[2] / "dbt_project.yml").read_text()
     for name in KNOWN_VARIABLES:
         assert f"\n  {name}:" in project
-    assert SPLITTER_CHOICES == tuple(SPLITTERS)
+    assert SPLITTER_CHOICES == SPLITTER_NAMES
 
 
 def test_unknown_names_get_the_closest_known_one() -> None:
