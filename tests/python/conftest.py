@@ -99,6 +99,18 @@ def run_dbt_build(
     return Build(workdir / "kilt_chunks.duckdb", export_dir, proc.returncode, output)
 
 
+def failed_dbt_build(workdir: Path, kilt_path: Path | str, **options) -> str:
+    """Run :func:`run_dbt_build` expecting it to fail; return its output.
+
+    Asserts the build failed and printed no Python traceback (every error a
+    user can cause is reported as one plain line).
+    """
+    build = run_dbt_build(workdir, kilt_path, check=False, **options)
+    assert build.returncode != 0, build.output[-3000:]
+    assert "Traceback" not in build.output, build.output[-3000:]
+    return build.output
+
+
 @pytest.fixture(scope="session")
 def sample_build(tmp_path_factory: pytest.TempPathFactory) -> Build:
     """The bundled 106-page sample built from KILT JSON lines, its scratch
@@ -139,9 +151,9 @@ _DBT_MARKERS = (
     "sample_parquet_build",
     "bad_lines_build",
     "run_dbt_build",
+    "failed_dbt_build",
     "dbt_command",
     "_start_build",
-    "_failed_build",
 )
 
 

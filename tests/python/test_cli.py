@@ -55,17 +55,17 @@ def test_summary_says_when_the_last_build_did_not_finish(
     """An export that fails (export_dir is a file) fails the build after the
     models; the summary then exits 1 and says so, instead of describing the
     tables as the new build's."""
-    from conftest import SAMPLE_JSONL, run_dbt_build
+    from conftest import SAMPLE_JSONL, failed_dbt_build, run_dbt_build
 
     first = run_dbt_build(tmp_path, SAMPLE_JSONL)
     assert main(["summary", "--db", str(first.db_path)]) == 0
     assert "build wall time" in capsys.readouterr().out
     a_file = tmp_path / "a_file"
     a_file.write_text("not a folder\n")
-    failed = run_dbt_build(
-        tmp_path, SAMPLE_JSONL, extra_vars={"export_dir": str(a_file)}, check=False
+    failed = failed_dbt_build(
+        tmp_path, SAMPLE_JSONL, extra_vars={"export_dir": str(a_file)}
     )
-    assert failed.returncode != 0
+    assert f"export_dir '{a_file}' is a file, not a folder" in failed
     assert main(["summary", "--db", str(first.db_path)]) == 1
     out = capsys.readouterr().out
     assert f"chunks written {SAMPLE.chunks:>15,}" in out

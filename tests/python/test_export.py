@@ -465,3 +465,15 @@ def test_a_finished_export_replaces_the_previous_one_whole(tmp_path: Path) -> No
     replace_folder(partial, target)
     assert [p.name for p in tmp_path.iterdir()] == ["kilt_chunks"]
     assert (target / "kilt_chunks_0.parquet").read_text() == "new"
+
+
+def test_an_export_dir_that_is_a_file_is_refused_by_name(tmp_path: Path) -> None:
+    a_file = tmp_path / "a_file"
+    a_file.write_text("not a folder\n")
+    with pytest.raises(NotADirectoryError) as error:
+        prepare_export_dir(str(a_file))
+    assert str(error.value) == (
+        f"export_dir '{a_file}' is a file, not a folder: set export_dir to a "
+        'folder (or "" to skip the export)'
+    )
+    assert prepare_export_dir("") is None

@@ -19,7 +19,14 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import FIXTURES, SAMPLE_JSONL, Build, read_pages, run_dbt_build
+from conftest import (
+    FIXTURES,
+    SAMPLE_JSONL,
+    Build,
+    failed_dbt_build,
+    read_pages,
+    run_dbt_build,
+)
 from kilt_chunks.provenance import (
     TASK_FILE_SUFFIXES,
     resolve_task_files,
@@ -497,16 +504,13 @@ def test_missing_task_path_stops_the_build_with_one_line(
 ) -> None:
     shutil.copyfile(sample_build.db_path, tmp_path / sample_build.db_path.name)
     missing = tmp_path / "no-such-dev-kilt.jsonl"
-    failed = run_dbt_build(
+    failed = failed_dbt_build(
         tmp_path,
         SAMPLE_JSONL,
         select="int_task_lines_read",
         extra_vars={"kilt_tasks": str(missing)},
-        check=False,
     )
-    assert failed.returncode != 0
-    message = f"kilt_tasks {str(missing)!r}: no KILT task file there"
-    assert message in failed.output
+    assert f"kilt_tasks {str(missing)!r}: no KILT task file there" in failed
     assert "Traceback" not in failed.output
 
 
