@@ -271,10 +271,6 @@ DATA_DIR = "data"
 FIGURES_DIR = "figures"
 CARD_FILE = "README.md"
 
-#: Folders of the layout before the dataset layout (``<export_dir>/kilt_chunks/
-#: kilt_chunks_<i>.parquet``), removed by an export so a glob never mixes them.
-_OLD_FOLDERS = ("kilt_chunks", "kilt_chunk_spans")
-
 #: One row per file an export wrote (the ``kilt_export`` table).
 EXPORT_FILES_SCHEMA = pa.schema(
     [
@@ -547,24 +543,13 @@ def start_export(export_dir: str) -> Path:
     return partial
 
 
-def _is_old_layout(folder: Path, name: str) -> bool:
-    return folder.is_dir() and all(
-        child.is_file()
-        and child.suffix == ".parquet"
-        and child.stem.startswith(name + "_")
-        and child.stem[len(name) + 1 :].isdigit()
-        for child in folder.iterdir()
-    )
-
-
 def finish_export(partial: Path) -> Path:
     """Move a complete staging folder's parts into place.
 
     ``data`` and ``figures`` replace their previous folders whole
     (:func:`replace_folder`), then the card replaces
-    ``README.md`` (``os.replace``); the staging folder is removed, and so are
-    the Parquet folders of the earlier layout (``kilt_chunks/``,
-    ``kilt_chunk_spans/`` holding only ``<name>_<i>.parquet`` files).
+    ``README.md`` (``os.replace``); the staging folder is removed. Nothing
+    else in the export folder is touched (the qrels, a user's own files).
 
     Returns:
         The export folder.
@@ -580,9 +565,6 @@ def finish_export(partial: Path) -> Path:
         replace_folder(partial / FIGURES_DIR, root / FIGURES_DIR)
     os.replace(partial / CARD_FILE, root / CARD_FILE)
     shutil.rmtree(partial)
-    for name in _OLD_FOLDERS:
-        if _is_old_layout(root / name, name):
-            shutil.rmtree(root / name)
     return root
 
 

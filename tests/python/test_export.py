@@ -200,14 +200,11 @@ def test_a_finished_dataset_export_replaces_the_previous_one_whole(
 ) -> None:
     """Everything is staged in .export.partial and moved into place when
     complete; an unfinished staging folder leaves the previous export whole;
-    the qrels, a user's file and the first layout's top-level files are
-    handled as before, and the second layout's folders are removed."""
+    the qrels and a user's own files are left alone."""
     root = tmp_path / "exports"
     (root / "qrels").mkdir(parents=True)
     (root / "qrels" / "t.qrels").write_text("q 0 c 1\n")
     (root / "notes.txt").write_text("mine\n")
-    (root / "kilt_chunks").mkdir()
-    (root / "kilt_chunks" / "kilt_chunks_0.parquet").write_text("old layout")
     _small_export(root)
     assert sorted(p.name for p in root.iterdir()) == [
         "README.md",

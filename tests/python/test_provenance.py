@@ -347,7 +347,6 @@ def test_partial_marts_build_keeps_qrels_and_other_files(
     exports = tmp_path / "exports"
     exports.mkdir()
     (exports / "notes.txt").write_text("mine\n")
-    (exports / "kilt_chunks_0.parquet").write_bytes(b"old layout")
     task_vars = {"kilt_tasks": str(TASK_FILE)}
     run_dbt_build(
         tmp_path,
@@ -364,8 +363,6 @@ def test_partial_marts_build_keeps_qrels_and_other_files(
         select="path:models/marts kilt_export",
         extra_vars=task_vars,
     )
-    # A file of the old layout (export straight into export_dir) is gone.
-    assert not (exports / "kilt_chunks_0.parquet").exists()
     assert qrels.read_text(encoding="utf-8") == written
     assert (exports / "notes.txt").read_text() == "mine\n"
     files = sorted((exports / "data" / "chunks").glob("*.parquet"))
