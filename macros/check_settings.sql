@@ -1,5 +1,5 @@
 {% macro check_settings() -%}
-    {#- on-run-start hook (the first): stops the build, before any input is
+    {#- on-run-start hook (after record_build_run): stops the build, before any input is
         read, when a variable given with --vars is unknown (naming the
         closest known one) or a variable's value is not allowed; one line per
         problem (kilt_chunks.settings). -#}

@@ -52,9 +52,9 @@ def test_summary_while_a_build_holds_the_database(tmp_path: Path, capsys) -> Non
 def test_summary_says_when_the_last_build_did_not_finish(
     tmp_path: Path, capsys
 ) -> None:
-    """An export that fails (export_dir is a file) fails the build after the
-    models; the summary then exits 1 and says so, instead of describing the
-    tables as the new build's."""
+    """A build that stops (here at its settings: export_dir is a file) after
+    a finished one: the summary then exits 1 and says so, instead of
+    describing the tables as the new build's."""
     from conftest import SAMPLE_JSONL, failed_dbt_build, run_dbt_build
 
     first = run_dbt_build(tmp_path, SAMPLE_JSONL)
@@ -65,11 +65,11 @@ def test_summary_says_when_the_last_build_did_not_finish(
     failed = failed_dbt_build(
         tmp_path, SAMPLE_JSONL, extra_vars={"export_dir": str(a_file)}
     )
-    assert f"export_dir '{a_file}' is a file, not a folder" in failed
+    assert f"export_dir = '{a_file}': is a file, not a folder" in failed
     assert main(["summary", "--db", str(first.db_path)]) == 1
     out = capsys.readouterr().out
     assert f"chunks written {SAMPLE.chunks:>15,}" in out
-    assert "THE LAST dbt RUN failed in: kilt_export" in out
+    assert "THE LAST dbt RUN did not finish" in out
 
 
 def test_version_and_a_closed_pipe(sample_build: Build) -> None:

@@ -77,6 +77,19 @@ def test_min_overlap_is_characters_or_a_fraction() -> None:
     assert problem.startswith("min_overlap = 'half': must be a number")
 
 
+def test_an_export_dir_that_is_a_file_is_refused_before_the_build(
+    tmp_path: Path,
+) -> None:
+    a_file = tmp_path / "a_file"
+    a_file.write_text("not a folder\n")
+    assert settings_problems({}, {**DEFAULTS, "export_dir": str(a_file)}) == [
+        f"export_dir = '{a_file}': is a file, not a folder: set export_dir to a "
+        'folder (or "" to skip the export)'
+    ]
+    for fine in ("", str(tmp_path), str(tmp_path / "new" / "folder")):
+        assert settings_problems({}, {**DEFAULTS, "export_dir": fine}) == []
+
+
 def test_a_typo_stops_the_build_before_the_input_is_read(tmp_path: Path) -> None:
     build = run_dbt_build(
         tmp_path,
