@@ -5,7 +5,8 @@
         problem (kilt_chunks.settings). -#}
     {%- if execute -%}
         {%- set given = invocation_args_dict.get('vars') or {} -%}
-        {%- set names = run_query('select kilt_settings_names()').columns[0].values()[0].split(',') -%}
+        {%- set names = run_query('select kilt_settings_names()')
+            .columns[0].values()[0].split(',') -%}
         {%- set values = {} -%}
         {%- for name in names -%}
             {%- do values.update({name: var(name, none)}) -%}

@@ -22,10 +22,13 @@ loaded_pages as (
 
     from pages
 
-    where is_loaded
-    {% if is_incremental() %}
-        and page_order > (select coalesce(max(page_order), 0) from {{ this }})
-    {% endif %}
+    where
+        is_loaded
+        {% if is_incremental() %}
+            and pages.page_order > (
+                select coalesce(max(built.page_order), 0) from {{ this }} as built
+            )
+        {% endif %}
 
 ),
 

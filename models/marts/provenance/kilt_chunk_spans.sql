@@ -36,8 +36,8 @@ final as (
     -- so no join with the chunk text is needed.
     select
         'doc-' || wikipedia_id || '_' || section_order::varchar
-            || '::s-' || section_order::varchar
-            || '::chunk-' || chunk_order::varchar as chunk_id,
+        || '::s-' || section_order::varchar
+        || '::chunk-' || chunk_order::varchar as chunk_id,
         wikipedia_id,
         section_order::integer as section_order,
         chunk_order::integer as chunk_order,
