@@ -82,8 +82,7 @@ def test_misaligned_chunk_rows_stop_kilt_chunks(
     build = run_dbt_build(
         tmp_path,
         SAMPLE_JSONL,
-        # The project is also named kilt_chunks: select the model by path.
-        select="path:models/marts/kilt_chunks.sql",
+        select="kilt_chunks",
         extra_vars={"export_dir": ""},
         check=False,
     )
