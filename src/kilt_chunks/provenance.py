@@ -31,7 +31,6 @@ __all__ = [
     "QRELS_SCHEMA",
     "TASK_FILE_PATTERN",
     "TASK_FILE_SUFFIXES",
-    "TASK_LINE_STRUCTURE",
     "UNREADABLE_TASKS",
     "read_task_lines",
     "resolve_task_files",
@@ -165,7 +164,9 @@ def task_lines_parser_sql() -> str:
     template = jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(
         PARSER_MACRO_FILE.read_text(encoding="utf-8")
     )
-    return str(template.module.create_task_lines_parser())
+    # A macro of the template is an attribute of its module (Jinja).
+    macro = template.module.create_task_lines_parser  # type: ignore[attr-defined]
+    return str(macro())
 
 
 def _unreadable_table(message: str, schema: pa.Schema) -> pa.Table:
