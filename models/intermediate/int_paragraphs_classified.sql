@@ -22,13 +22,7 @@ loaded_pages as (
 
     from pages
 
-    where
-        is_loaded
-        {% if is_incremental() %}
-            and pages.page_order > (
-                select coalesce(max(built.page_order), 0) from {{ this }} as built
-            )
-        {% endif %}
+    where {{ is_new_loaded_page('pages.page_order') }}
 
 ),
 

@@ -100,9 +100,7 @@ chunk_rows as (
 chunks as (
 
     select
-        'doc-' || wikipedia_id || '_' || section_order::varchar
-        || '::s-' || section_order::varchar
-        || '::chunk-' || chunk_order::varchar as chunk_id,
+        {{ chunk_id('wikipedia_id', 'section_order', 'chunk_order') }} as chunk_id,
         wikipedia_id || '_' || section_order::varchar as doc_id,
         chunk_order::integer as chunk_order,
         chunk_order = 0 as is_first,
