@@ -50,15 +50,16 @@ def test_summary_while_a_build_holds_the_database(tmp_path: Path, capsys) -> Non
 
 
 def test_summary_says_when_the_last_build_did_not_finish(
-    tmp_path: Path, capsys
+    tmp_path: Path, capsys, sample_build: Build
 ) -> None:
     """A build that stops (here at its settings: export_dir is a file) after
     a finished one: the summary then exits 1 and says so, instead of
     describing the tables as the new build's."""
-    from conftest import SAMPLE_JSONL, failed_dbt_build, run_dbt_build
+    from conftest import SAMPLE_JSONL, copy_build, failed_dbt_build
 
-    first = run_dbt_build(tmp_path, SAMPLE_JSONL)
-    assert main(["summary", "--db", str(first.db_path)]) == 0
+    copy_build(sample_build, tmp_path)
+    db_path = tmp_path / "kilt_chunks.duckdb"
+    assert main(["summary", "--db", str(db_path)]) == 0
     assert "build wall time" in capsys.readouterr().out
     a_file = tmp_path / "a_file"
     a_file.write_text("not a folder\n")
@@ -66,7 +67,7 @@ def test_summary_says_when_the_last_build_did_not_finish(
         tmp_path, SAMPLE_JSONL, extra_vars={"export_dir": str(a_file)}
     )
     assert f"export_dir = '{a_file}': is a file, not a folder" in failed
-    assert main(["summary", "--db", str(first.db_path)]) == 1
+    assert main(["summary", "--db", str(db_path)]) == 1
     out = capsys.readouterr().out
     assert f"chunks written {SAMPLE.chunks:>15,}" in out
     assert "THE LAST dbt RUN did not finish" in out
