@@ -1,5 +1,8 @@
 -- The chunks of one article, in reading order.
-select chunk_id, title, text
+select
+    chunk_id,
+    title,
+    text
 
 from {{ ref('kilt_chunks') }}
 

@@ -35,16 +35,13 @@ import duckdb
 import psutil
 import pyarrow as pa
 
+from kilt_chunks.dbt_command import dbt_build_command, dbt_build_env
 from kilt_chunks.sections import page_sections
-from kilt_chunks.splitting import (
-    SPLITTERS,
-    get_split_function,
-    split_section_batches,
-)
+from kilt_chunks.splitter import SPLITTER_NAMES, get_splitter
+from kilt_chunks.splitting import split_section_batches
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "kilt_enwiki2016_sample.jsonl"
-DBT = str(Path(sys.executable).with_name("dbt"))
 
 #: Full-dump assumptions used for the projection.
 FULL_DUMP_PAGES = 5_903_530
@@ -167,7 +164,7 @@ def splitter_speeds(texts: list[str], blocks: int = 20) -> dict[str, float]:
     block by block (CPU time of this process), so a burst of other load on the
     machine does not favour either.
     """
-    splitters = {name: get_split_function(name, 256) for name in SPLITTERS}
+    splitters = {name: get_splitter(name, 256).split_text for name in SPLITTER_NAMES}
     for split in splitters.values():
         split("warm up. " * 100)
     seconds = dict.fromkeys(splitters, 0.0)
@@ -289,24 +286,6 @@ def _stage_of(unique_id: str) -> str:
     return next((s for s, names in STAGES.items() if name in names), "marts + export")
 
 
-def dbt_build_command(workdir: Path, variables: dict) -> list[str]:
-    """`dbt build` of this project with target, logs and vars under workdir."""
-    return [
-        DBT,
-        "build",
-        "--project-dir",
-        str(ROOT),
-        "--profiles-dir",
-        str(ROOT),
-        "--target-path",
-        str(workdir / "target"),
-        "--log-path",
-        str(workdir / "logs"),
-        "--vars",
-        json.dumps(variables),
-    ]
-
-
 def start_build(
     corpus: Path, workdir: Path, splitter: str, progress_seconds: float = 0
 ) -> tuple[subprocess.Popen, PeakRss, float]:
@@ -319,15 +298,11 @@ def start_build(
         "splitter": splitter,
         "progress_seconds": progress_seconds,
     }
-    env = {
-        **os.environ,
-        "KILT_CHUNKS_DB": str(workdir / "bench.duckdb"),
-        "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
-    }
+    env = dbt_build_env(workdir / "bench.duckdb")
     log = (workdir / "dbt_build.log").open("a")
     start = time.perf_counter()
     proc = subprocess.Popen(
-        dbt_build_command(workdir, variables),
+        dbt_build_command(ROOT, workdir, variables),
         cwd=ROOT,
         env=env,
         stdout=log,

@@ -31,22 +31,17 @@ SAMPLE = ROOT / "data" / "kilt_enwiki2016_sample.jsonl"
 
 
 def section_texts(path: Path = SAMPLE) -> list[str]:
-    """Section texts of every page in a KILT JSON-lines file, in order."""
-    out: list[str] = []
+    """Kept section texts of every page in a KILT JSON-lines file, in order
+    (:func:`kilt_chunks.sections.page_sections`, SPEC rules 1-5)."""
+    from kilt_chunks.sections import page_sections
+
     with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            page = json.loads(line)
-            cur: list[str] = []
-            for para in page["text"][1:]:
-                if para.startswith("Section::::"):
-                    out.append("".join(cur))
-                    cur = []
-                    continue
-                if para.startswith("BULLET::::"):
-                    para = para[len("BULLET::::") :]
-                cur.append(para)
-            out.append("".join(cur))
-    return out
+        pages = [json.loads(line) for line in fh if line.strip()]
+    return [
+        section.text
+        for page in pages
+        for section in page_sections(page["wikipedia_title"], page["text"])
+    ]
 
 
 def time_splitter(fn: Callable[[str], list[str]], texts: list[str]) -> float:
@@ -82,14 +77,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     sys.path.insert(0, str(ROOT / "src"))
-    from kilt_chunks.fast_splitter import FastSentenceSplitter, split_text_stock
+    from kilt_chunks.splitter import get_splitter
 
     if hasattr(os, "sched_setaffinity"):
         cpu = min(os.sched_getaffinity(0))
         os.sched_setaffinity(0, {cpu})
         print(f"pinned to CPU {cpu}")
 
-    sections = [t for t in section_texts() if t.strip()]
+    sections = section_texts()
     unit = sum(len(t.encode("utf-8")) for t in sections)
     copies = max(1, round(args.mb * 1e6 / unit))
     nbytes = unit * copies
@@ -98,14 +93,15 @@ def main(argv: list[str] | None = None) -> int:
         f"texts, {nbytes / 1e6:.1f} MB"
     )
 
-    fast = FastSentenceSplitter(256)
-    splitters = {"llama_index": split_text_stock, "fast": fast.split_text}
+    stock = get_splitter("llama_index", 256).split_text
+    fast = get_splitter("fast", 256).split_text
+    splitters = {"llama_index": stock, "fast": fast}
     # Warm up (tokenizer / Punkt / regex compilation) outside the timing.
     for text in sections[:50]:
         for fn in splitters.values():
             fn(text)
     if not args.no_check:
-        bad = sum(fast.split_text(t) != split_text_stock(t) for t in sections)
+        bad = sum(fast(t) != stock(t) for t in sections)
         print(f"check: {len(sections) - bad}/{len(sections)} sections identical")
         if bad:
             return 1

@@ -11,7 +11,9 @@
                 (record.database, 'int_sections_assembled'),
                 (target.database, 'int_paragraphs_classified'),
             ] -%}
-                {%- set relation = adapter.get_relation(database, record.schema, identifier) -%}
+                {%- set relation = adapter.get_relation(
+                    database, record.schema, identifier
+                ) -%}
                 {%- if relation is not none -%}
                     {%- do adapter.drop_relation(relation) -%}
                 {%- endif -%}

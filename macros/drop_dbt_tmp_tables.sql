@@ -8,7 +8,9 @@
             ~ relation.identifier ~ "__dbt_tmp')"
         ) -%}
         {%- for row in leftovers -%}
-            {%- do run_query('drop table if exists ' ~ relation.schema ~ '."' ~ row[0] ~ '"') -%}
+            {%- do run_query(
+                'drop table if exists ' ~ relation.schema ~ '."' ~ row[0] ~ '"'
+            ) -%}
         {%- endfor -%}
     {%- endif -%}
     select 1

@@ -10,7 +10,8 @@
         {%- if results is none -%}
             {%- set failed = [] -%}
         {%- else -%}
-            {%- set failed = results | selectattr('status', 'in', ['error', 'fail', 'runtime error'])
+            {%- set failed = results
+                | selectattr('status', 'in', ['error', 'fail', 'runtime error'])
                 | map(attribute='node') | map(attribute='name') | list -%}
         {%- endif -%}
         create or replace table {{ target.database }}.{{ target.schema }}.kilt_build_run as

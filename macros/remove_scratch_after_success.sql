@@ -5,7 +5,9 @@
         reuses its pages and sections. -#}
     {%- if execute -%}
         {%- set ran = results | map(attribute='node') | map(attribute='name') | list -%}
-        {%- set failed = results | selectattr('status', 'in', ['error', 'fail', 'runtime error', 'skipped']) | list -%}
+        {%- set failed = results
+            | selectattr('status', 'in', ['error', 'fail', 'runtime error', 'skipped'])
+            | list -%}
         {%- if 'base_kilt__pages' in ran and failed | length == 0 -%}
             {%- do run_query(remove_scratch()) -%}
         {%- endif -%}

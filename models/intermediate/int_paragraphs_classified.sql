@@ -22,10 +22,7 @@ loaded_pages as (
 
     from pages
 
-    where is_loaded
-    {% if is_incremental() %}
-        and page_order > (select coalesce(max(page_order), 0) from {{ this }})
-    {% endif %}
+    where {{ is_new_loaded_page('pages.page_order') }}
 
 ),
 

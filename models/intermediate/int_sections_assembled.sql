@@ -36,10 +36,7 @@ loaded_pages as (
 
     from pages
 
-    where is_loaded
-    {% if is_incremental() %}
-        and page_order > (select coalesce(max(page_order), 0) from {{ this }})
-    {% endif %}
+    where {{ is_new_loaded_page('pages.page_order') }}
 
 ),
 
@@ -54,14 +51,14 @@ page_parts as (
         loaded_pages.* exclude (paragraphs),
         len(paragraphs) as num_paragraphs,
         list_filter(
-            list_transform(
-                paragraphs,
-                lambda paragraph, position: case
+            [
+                case
                     when position > 1 and starts_with(paragraph, 'Section::::')
                         then position
                     else 0
                 end
-            ),
+                for paragraph, position in paragraphs
+            ],
             lambda position: position > 0
         ) as header_positions,
         -- Per paragraph: its code points in the section text and where that
@@ -113,17 +110,17 @@ sections_listed as (
             paragraph_text_lengths,
             paragraph_start_characters
         ),
-        list_transform(
-            parts,
-            lambda part, k: {
+        [
+            {
                 'header': case when k > 1 then split_part(part, chr(65534), 1) end,
                 'section_text': case
                     when k = 1 then part
                     else split_part(part, chr(65534), 2)
                 end,
                 'start_paragraph_id': coalesce(header_positions[k - 1], 1),
-                'end_paragraph_id':
-                    coalesce(header_positions[k], num_paragraphs + 1) - 2,
+                'end_paragraph_id': (
+                    coalesce(header_positions[k], num_paragraphs + 1) - 2
+                ),
                 -- Paragraph ids p..q are list items p+1..q+1.
                 'paragraph_text_lengths': paragraph_text_lengths[
                     coalesce(header_positions[k - 1], 1) + 1:
@@ -134,7 +131,8 @@ sections_listed as (
                     coalesce(header_positions[k], num_paragraphs + 1) - 1
                 ]
             }
-        ) as sections
+            for part, k in parts
+        ] as sections
 
     from page_parts
 
@@ -173,7 +171,7 @@ sections_parsed as (
             when section.header is null then []::varchar[]
             else {{ kilt_section_path("regexp_replace(section.header, '\\n$', '')") }}
         end as section_path,
-        section.section_text as section_text,
+        section.section_text,
         section.start_paragraph_id::integer as start_paragraph_id,
         section.end_paragraph_id::integer as end_paragraph_id,
         section.paragraph_text_lengths::integer[] as paragraph_text_lengths,

@@ -39,18 +39,20 @@ sections_paired as (
 
     positional join chunked_sections
 
-    where case
-        when sections.page_order is not distinct from chunked_sections.page_order
-            and sections.section_order
+    where
+        case
+            when
+                sections.page_order is not distinct from chunked_sections.page_order
+                and sections.section_order
                 is not distinct from chunked_sections.section_order
-            then true
-        else error(
-            'kilt_chunks: int_sections_chunked is not aligned with'
-            || ' int_sections_assembled at page_order '
-            || coalesce(sections.page_order, chunked_sections.page_order)::varchar
-            || ': rebuild with dbt build --full-refresh'
-        )
-    end
+                then true
+            else error(
+                'kilt_chunks: int_sections_chunked is not aligned with'
+                || ' int_sections_assembled at page_order '
+                || coalesce(sections.page_order, chunked_sections.page_order)::varchar
+                || ': rebuild with dbt build --full-refresh'
+            )
+        end
         and case
             when hash(sections.section_text) = chunked_sections.section_text_hash
                 then true
@@ -74,12 +76,10 @@ chunk_texts as (
         sections_paired.* exclude (
             section_text, chunk_start_chars, chunk_end_chars, section_text_hash
         ),
-        list_transform(
-            chunk_start_chars,
-            lambda start_char, k: substring(
-                section_text, start_char + 1, chunk_end_chars[k] - start_char
-            )
-        ) as texts
+        [
+            substring(section_text, start_char + 1, chunk_end_chars[k] - start_char)
+            for start_char, k in chunk_start_chars
+        ] as texts
 
     from sections_paired
 
@@ -100,9 +100,7 @@ chunk_rows as (
 chunks as (
 
     select
-        'doc-' || wikipedia_id || '_' || section_order::varchar
-            || '::s-' || section_order::varchar
-            || '::chunk-' || chunk_order::varchar as chunk_id,
+        {{ chunk_id('wikipedia_id', 'section_order', 'chunk_order') }} as chunk_id,
         wikipedia_id || '_' || section_order::varchar as doc_id,
         chunk_order::integer as chunk_order,
         chunk_order = 0 as is_first,

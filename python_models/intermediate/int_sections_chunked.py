@@ -6,12 +6,16 @@ runs with --full-refresh (which discards the checkpoint); every run replaces
 the table's rows with the checkpoint's.
 """
 
-from kilt_chunks.checkpoint import chunk_sections_resumable, relation_exists
+from kilt_chunks.checkpoint import chunk_sections_resumable
+from kilt_chunks.database import table_exists
 
 
 def model(dbt, session):
     dbt.config(materialized="incremental", on_schema_change="sync_all_columns")
-    full_refresh = relation_exists(session, dbt.this) and not dbt.is_incremental
+    full_refresh = (
+        table_exists(session, dbt.this.identifier, dbt.this.schema)
+        and not dbt.is_incremental
+    )
     if dbt.is_incremental:
         session.execute(f"delete from {dbt.this}")
     return chunk_sections_resumable(

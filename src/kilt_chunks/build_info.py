@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import os
-import re
-import shutil
 from importlib.metadata import version
-from pathlib import Path
 
 import pyarrow as pa
 
 from kilt_chunks.settings import project_path
+
+__all__ = [
+    "RECORDED_PACKAGES",
+    "build_info",
+    "build_info_table",
+]
 
 #: Packages whose versions change chunk boundaries or the output.
 RECORDED_PACKAGES = (
@@ -21,61 +24,6 @@ RECORDED_PACKAGES = (
     "rs-bpe",
     "duckdb",
 )
-
-
-_OLD_LAYOUT_FILE = re.compile(r"kilt_chunks_\d+\.parquet")
-
-
-def prepare_export_dir(export_dir: str) -> Path | None:
-    """Create the export folder (parents included).
-
-    Args:
-        export_dir: The ``export_dir`` variable; ``""`` means no export. A
-            leading ``~`` is the home folder.
-
-    Returns:
-        The folder, or None when the export is disabled. Parquet files of the
-        first layout (``<export_dir>/kilt_chunks_<i>.parquet``, named by this
-        project) are removed, so a glob of ``export_dir`` never mixes builds.
-
-    Raises:
-        NotADirectoryError: If ``export_dir`` exists and is not a folder.
-    """
-    if not export_dir:
-        return None
-    root = Path(export_dir).expanduser()
-    if root.exists() and not root.is_dir():
-        raise NotADirectoryError(
-            f"export_dir {export_dir!r} is a file, not a folder: set export_dir "
-            'to a folder (or "" to skip the export)'
-        )
-    root.mkdir(parents=True, exist_ok=True)
-    for old in root.iterdir():
-        if old.is_file() and _OLD_LAYOUT_FILE.fullmatch(old.name):
-            old.unlink()
-    return root
-
-
-def replace_folder(partial: Path, target: Path) -> None:
-    """Move the finished folder ``partial`` to ``target``, replacing it.
-
-    The previous ``target`` is renamed aside first and deleted only after
-    ``partial`` took its place, so at every moment either the old or the new
-    folder is whole under ``target`` (two renames within one folder).
-
-    Raises:
-        FileNotFoundError: If ``partial`` does not exist.
-    """
-    if not partial.is_dir():
-        raise FileNotFoundError(f"{partial}: no finished export to move into place")
-    old = target.with_name(f".{target.name}.old")
-    if old.exists():
-        shutil.rmtree(old)
-    if target.exists():
-        target.rename(old)
-    partial.rename(target)
-    if old.exists():
-        shutil.rmtree(old)
 
 
 def build_info(

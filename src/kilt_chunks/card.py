@@ -24,6 +24,15 @@ from huggingface_hub import DatasetCard, DatasetCardData
 from kilt_chunks.export import DATA_DIR, SPLIT, ExportedConfig
 from kilt_chunks.figures import FIGURES
 
+__all__ = [
+    "LICENSE",
+    "PRETTY_NAME",
+    "card_data",
+    "check_card",
+    "dataset_card",
+    "format_statistic",
+]
+
 #: License of the text (Wikipedia's), as the Hub names it.
 LICENSE = "cc-by-sa-3.0"
 
@@ -153,7 +162,12 @@ def dataset_card(
         for config in exported
     ]
     captions = {f"figures/{name}.png": caption for name, caption in FIGURES.items()}
-    template = files("kilt_chunks").joinpath("templates", _TEMPLATE).read_text("utf-8")
+    template = (
+        files("kilt_chunks")
+        .joinpath("templates")
+        .joinpath(_TEMPLATE)
+        .read_text("utf-8")
+    )
     return DatasetCard.from_template(
         card_data(exported),
         template_str=template,

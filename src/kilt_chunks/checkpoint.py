@@ -25,9 +25,21 @@ import duckdb
 import pyarrow as pa
 
 from kilt_chunks.build_info import RECORDED_PACKAGES
-from kilt_chunks.database import memory_limit_at_most
+from kilt_chunks.database import memory_limit_at_most, table_exists
 from kilt_chunks.spans import KILT_SPAN_COLUMNS, kilt_spans
 from kilt_chunks.splitting import SECTION_CHUNKS_SCHEMA, split_section_pairs
+
+__all__ = [
+    "CARRIED_COLUMNS",
+    "CHECKPOINT_COLUMNS",
+    "CHECKPOINT_TABLE",
+    "CHUNKING_MEMORY_LIMIT",
+    "SPAN_INPUT_COLUMNS",
+    "STATE_TABLE",
+    "WINDOW_PAGES",
+    "chunk_sections_resumable",
+    "sections_fingerprint",
+]
 
 #: Table holding committed chunks (one row per section, chunks as lists); kept
 #: between builds to allow resuming.
@@ -87,11 +99,6 @@ CHECKPOINT_COLUMNS = (
 )
 
 
-def relation_exists(con: duckdb.DuckDBPyConnection, relation: object) -> bool:
-    """Whether a dbt relation (with ``schema`` and ``identifier``) is a table."""
-    return _table_exists(con, relation.identifier, relation.schema)
-
-
 def sections_fingerprint(
     sections: duckdb.DuckDBPyRelation, splitter: str, chunk_size: int
 ) -> tuple[str, int, int]:
@@ -148,7 +155,7 @@ def _prepare(
     """
     cursor.execute(f"create table if not exists {STATE_TABLE} (fingerprint varchar)")
     state = cursor.execute(f"select fingerprint from {STATE_TABLE}").fetchall()
-    has_checkpoint = _table_exists(cursor, CHECKPOINT_TABLE)
+    has_checkpoint = table_exists(cursor, CHECKPOINT_TABLE)
     if restart or state != [(fingerprint,)] or not has_checkpoint:
         cursor.execute("begin transaction")
         # Recreated, not emptied: an older build may have had other columns.
@@ -162,26 +169,6 @@ def _prepare(
         " order by page_order desc, section_order desc limit 1"
     ).fetchall()
     return (int(last[0][0]), int(last[0][1])) if last else (-1, -1)
-
-
-def _table_exists(
-    con: duckdb.DuckDBPyConnection, name: str, schema: str | None = None
-) -> bool:
-    """Whether table ``name`` exists in ``schema`` (any database), or, without
-    ``schema``, in the connection's current schema and database."""
-    where = (
-        "schema_name = ?"
-        if schema is not None
-        else "schema_name = current_schema() and database_name = current_database()"
-    )
-    params = [name] if schema is None else [name, schema]
-    return (
-        con.execute(
-            f"select count(*) from duckdb_tables() where table_name = ? and {where}",
-            params,
-        ).fetchall()[0][0]
-        > 0
-    )
 
 
 def _checked_order(
@@ -243,7 +230,7 @@ def _windowed(
 
 
 def _keeping_carried(
-    batches: Iterator[pa.RecordBatch], carried: deque[list[pa.Array]]
+    batches: Iterator[pa.RecordBatch], carried: deque[dict[str, pa.Array]]
 ) -> Iterator[pa.RecordBatch]:
     """Yield the batches, queueing each one's :data:`CARRIED_COLUMNS` and
     :data:`SPAN_INPUT_COLUMNS` (by name)."""

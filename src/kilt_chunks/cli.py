@@ -20,6 +20,17 @@ from kilt_chunks.database import DatabaseInUseError, connect
 from kilt_chunks.evaluation import EvaluationError
 from kilt_chunks.export import CARD_FILE, EXPORT_TABLES, config_files
 
+__all__ = [
+    "DEFAULT_DB",
+    "IncompleteBuildError",
+    "build_summary",
+    "corpus_stats",
+    "export_line",
+    "main",
+    "run_bm25",
+    "run_eval",
+]
+
 DEFAULT_DB = "kilt_chunks.duckdb"
 
 
@@ -268,10 +279,10 @@ def _export_dir_of(db_path: str) -> str:
     ``exports`` when the DuckDB file cannot tell."""
     try:
         with connect(db_path, read_only=True, advice="") as con:
-            (export_dir,) = con.sql("select export_dir from kilt_build_info").fetchone()
-    except (duckdb.Error, DatabaseInUseError, TypeError):
+            row = con.execute("select export_dir from kilt_build_info").fetchone()
+    except (duckdb.Error, DatabaseInUseError):
         return "exports"
-    return export_dir or "exports"
+    return (row[0] if row else None) or "exports"
 
 
 def main(argv: list[str] | None = None) -> int:

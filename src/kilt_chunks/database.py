@@ -10,6 +10,14 @@ from contextlib import contextmanager
 
 import duckdb
 
+__all__ = [
+    "table_exists",
+    "DatabaseInUseError",
+    "connect",
+    "memory_limit_at_most",
+    "memory_limit_bytes",
+]
+
 
 class DatabaseInUseError(RuntimeError):
     """The DuckDB file is held by another process (another build)."""
@@ -110,3 +118,27 @@ def memory_limit_at_most(
     finally:
         if lowered:
             con.execute(f"set memory_limit = '{before}B'")
+
+
+def table_exists(
+    con: duckdb.DuckDBPyConnection, name: str, schema: str | None = None
+) -> bool:
+    """Whether table ``name`` exists in ``schema`` (any attached database),
+    or, without ``schema``, in the connection's current schema and database.
+
+    In a dbt Python model: ``table_exists(session, dbt.this.identifier,
+    dbt.this.schema)``.
+    """
+    where = (
+        "schema_name = ?"
+        if schema is not None
+        else "schema_name = current_schema() and database_name = current_database()"
+    )
+    params = [name] if schema is None else [name, schema]
+    return (
+        con.execute(
+            f"select count(*) from duckdb_tables() where table_name = ? and {where}",
+            params,
+        ).fetchall()[0][0]
+        > 0
+    )

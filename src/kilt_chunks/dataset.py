@@ -27,6 +27,12 @@ from kilt_chunks.export import (
 from kilt_chunks.progress import Progress
 from kilt_chunks.settings import project_path
 
+__all__ = [
+    "Relation",
+    "export_dataset",
+    "rows_of",
+]
+
 
 class Relation(Protocol):
     """What the export needs of a table: a DuckDB relation (``dbt.ref``)."""

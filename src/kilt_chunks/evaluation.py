@@ -48,6 +48,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+__all__ = [
+    "CHUNK_ID_PATTERN",
+    "CHUNK_RECALL_KS",
+    "EvaluationError",
+    "Gold",
+    "PAGE_KS",
+    "dedupe",
+    "evaluate",
+    "format_table",
+    "gold_from_database",
+    "gold_from_qrels",
+    "is_chunk_id",
+    "kilt_r_precision",
+    "kilt_rank",
+    "kilt_recall_at_k",
+    "page_of_chunk",
+    "pages_of_chunk_ranking",
+    "read_qrels",
+    "read_run",
+    "tasks_in_database",
+]
+
 if TYPE_CHECKING:
     import duckdb
 

@@ -28,7 +28,35 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from kilt_chunks.build_info import prepare_export_dir, replace_folder
+__all__ = [
+    "prepare_export_dir",
+    "replace_folder",
+    "CARD_FILE",
+    "CHUNKS_SCHEMA",
+    "CHUNK_QRELS_SCHEMA",
+    "CHUNK_SPANS_SCHEMA",
+    "DATA_DIR",
+    "EXPORT_FILES_SCHEMA",
+    "EXPORT_TABLES",
+    "ExportTable",
+    "ExportedConfig",
+    "FETCH_ROWS",
+    "FIGURES_DIR",
+    "MAX_FILE_BYTES",
+    "PAGE_QRELS_SCHEMA",
+    "PARTIAL_DIR",
+    "QUERIES_SCHEMA",
+    "ROW_GROUP_ROWS",
+    "SPLIT",
+    "ZSTD_LEVEL",
+    "config_files",
+    "files_table",
+    "finish_export",
+    "parquet_file_name",
+    "start_export",
+    "write_config",
+    "write_parquet_files",
+]
 
 _TEXT = pa.string()
 
@@ -243,10 +271,6 @@ DATA_DIR = "data"
 FIGURES_DIR = "figures"
 CARD_FILE = "README.md"
 
-#: Folders of the layout before the dataset layout (``<export_dir>/kilt_chunks/
-#: kilt_chunks_<i>.parquet``), removed by an export so a glob never mixes them.
-_OLD_FOLDERS = ("kilt_chunks", "kilt_chunk_spans")
-
 #: One row per file an export wrote (the ``kilt_export`` table).
 EXPORT_FILES_SCHEMA = pa.schema(
     [
@@ -454,6 +478,53 @@ def write_config(
     return ExportedConfig(table, files)
 
 
+def prepare_export_dir(export_dir: str) -> Path | None:
+    """Create the export folder (parents included).
+
+    Args:
+        export_dir: The ``export_dir`` variable; ``""`` means no export. A
+            leading ``~`` is the home folder.
+
+    Returns:
+        The folder, or None when the export is disabled.
+
+    Raises:
+        NotADirectoryError: If ``export_dir`` exists and is not a folder.
+    """
+    if not export_dir:
+        return None
+    root = Path(export_dir).expanduser()
+    if root.exists() and not root.is_dir():
+        raise NotADirectoryError(
+            f"export_dir {export_dir!r} is a file, not a folder: set export_dir "
+            'to a folder (or "" to skip the export)'
+        )
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def replace_folder(partial: Path, target: Path) -> None:
+    """Move the finished folder ``partial`` to ``target``, replacing it.
+
+    The previous ``target`` is renamed aside first and deleted only after
+    ``partial`` took its place, so at every moment either the old or the new
+    folder is whole under ``target`` (two renames within one folder).
+
+    Raises:
+        FileNotFoundError: If ``partial`` does not exist.
+    """
+    if not partial.is_dir():
+        raise FileNotFoundError(f"{partial}: no finished export to move into place")
+    old = target.with_name(f".{target.name}.old")
+    if old.exists():
+        shutil.rmtree(old)
+    if target.exists():
+        target.rename(old)
+    partial.rename(target)
+    if old.exists():
+        shutil.rmtree(old)
+
+
 def start_export(export_dir: str) -> Path:
     """Create ``export_dir`` and an empty staging folder in it.
 
@@ -472,24 +543,13 @@ def start_export(export_dir: str) -> Path:
     return partial
 
 
-def _is_old_layout(folder: Path, name: str) -> bool:
-    return folder.is_dir() and all(
-        child.is_file()
-        and child.suffix == ".parquet"
-        and child.stem.startswith(name + "_")
-        and child.stem[len(name) + 1 :].isdigit()
-        for child in folder.iterdir()
-    )
-
-
 def finish_export(partial: Path) -> Path:
     """Move a complete staging folder's parts into place.
 
     ``data`` and ``figures`` replace their previous folders whole
-    (:func:`kilt_chunks.build_info.replace_folder`), then the card replaces
-    ``README.md`` (``os.replace``); the staging folder is removed, and so are
-    the Parquet folders of the earlier layout (``kilt_chunks/``,
-    ``kilt_chunk_spans/`` holding only ``<name>_<i>.parquet`` files).
+    (:func:`replace_folder`), then the card replaces
+    ``README.md`` (``os.replace``); the staging folder is removed. Nothing
+    else in the export folder is touched (the qrels, a user's own files).
 
     Returns:
         The export folder.
@@ -505,9 +565,6 @@ def finish_export(partial: Path) -> Path:
         replace_folder(partial / FIGURES_DIR, root / FIGURES_DIR)
     os.replace(partial / CARD_FILE, root / CARD_FILE)
     shutil.rmtree(partial)
-    for name in _OLD_FOLDERS:
-        if _is_old_layout(root / name, name):
-            shutil.rmtree(root / name)
     return root
 
 

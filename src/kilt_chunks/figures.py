@@ -10,6 +10,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+__all__ = [
+    "FIGURES",
+    "SHORT_CHUNK_TOKENS",
+    "draw_figures",
+]
+
 #: The figures, in the card's order: file stem -> caption.
 FIGURES: dict[str, str] = {
     "tokens_per_chunk": "Tokens per chunk (cl100k_base), buckets of 8 tokens",

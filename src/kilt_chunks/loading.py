@@ -26,13 +26,31 @@ import queue
 import re
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 import duckdb
 import numpy as np
 import pyarrow as pa
+
+__all__ = [
+    "InputKind",
+    "KiltInputError",
+    "LINES_PER_BLOCK",
+    "LOADER_ALLOCATOR_SETTINGS",
+    "LOADER_MEMORY_LIMIT",
+    "MAX_LINE_BYTES",
+    "RAW_PAGE_SCHEMA",
+    "READ_AHEAD_BATCHES",
+    "READ_BYTES",
+    "UNREADABLE_INPUT",
+    "detect_input_kind",
+    "explain_read_error",
+    "input_signature",
+    "kilt_page_batches",
+    "read_kilt_pages",
+]
 
 InputKind = Literal["jsonl", "parquet", "hf_disk", "hf_hub"]
 
@@ -43,7 +61,7 @@ LOADER_MEMORY_LIMIT = "1500MB"
 #: DuckDB settings of the loader's connection besides threads and memory: give
 #: freed memory back to the system early (measured on a 1 GB corpus: peak RSS of
 #: the loader 0.56-0.59 GiB instead of 0.60-0.76 GiB, same speed).
-LOADER_ALLOCATOR_SETTINGS = {
+LOADER_ALLOCATOR_SETTINGS: dict[str, str | int | float | list[str]] = {
     "allocator_flush_threshold": "32MB",
     "allocator_background_threads": True,
 }
@@ -273,7 +291,7 @@ def _jsonl_query(file: Path) -> str:
 READ_BYTES = 8 * 2**20
 
 
-def _line_blocks(file: Path) -> Iterator[pa.Table]:
+def _line_blocks(file: Path) -> Generator[pa.Table, None, None]:
     """The lines of a JSON lines file (plain or gzip), at most
     :data:`LINES_PER_BLOCK` at a time: columns ``line`` and ``read_error``.
 
@@ -609,10 +627,12 @@ def read_kilt_pages(
 #: Batches parsed ahead of the consumer (bounds the loader's extra memory).
 READ_AHEAD_BATCHES = 4
 
+T = TypeVar("T")
+
 
 def _read_ahead(
-    batches: Iterator[pa.RecordBatch], depth: int = READ_AHEAD_BATCHES
-) -> Iterator[pa.RecordBatch]:
+    batches: Generator[T, None, None], depth: int = READ_AHEAD_BATCHES
+) -> Iterator[T]:
     """Yield ``batches``, produced by a background thread ``depth`` items ahead.
 
     Errors raised by ``batches`` are re-raised here, in order. If the consumer
@@ -671,7 +691,7 @@ def _unreadable_row(
 
 def _numbered_batches(
     kilt_path: str, con: duckdb.DuckDBPyConnection, batch_size: int, on_error: str
-) -> Iterator[pa.RecordBatch]:
+) -> Generator[pa.RecordBatch, None, None]:
     page_order = 0
     try:
         for batches in kilt_page_batches(con, kilt_path, batch_size):

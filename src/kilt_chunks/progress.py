@@ -27,8 +27,9 @@ def emit_line(line: str) -> None:
         from dbt_common.events.functions import fire_event
         from dbt_common.events.types import Note
     except ImportError:  # used outside dbt
-        get_event_manager = None  # noqa: N806
-    if get_event_manager is not None and getattr(get_event_manager(), "loggers", None):
+        print(line, file=sys.stderr, flush=True)
+        return
+    if getattr(get_event_manager(), "loggers", None):
         fire_event(Note(msg=line))
     else:
         print(line, file=sys.stderr, flush=True)
@@ -98,7 +99,7 @@ class Progress:
         elapsed = now - self.started
         meter = tqdm.format_meter(
             self.done,
-            self.total,
+            self.total,  # type: ignore[arg-type]  # tqdm takes None: no total
             elapsed,
             unit="B",
             unit_scale=True,

@@ -6,9 +6,10 @@ Wikipedia spans (``wikipedia_id``, ``start_paragraph_id``, ``start_character``,
 ``end_paragraph_id``, ``end_character``; characters are offsets into
 ``text[paragraph_id]`` of the KILT page, end exclusive as KILT's
 ``match_answer`` computes them). :func:`read_task_lines` reads every line
-(bad lines are kept with a reason, never stop the build); the SQL models match
-the spans to chunks and grade them; :func:`write_task_files` writes the
-queries, topics and qrels of each task.
+(bad lines are kept with a reason, never stop the build), parsing them with the
+SQL of the dbt macro ``create_task_lines_parser`` (``macros/task_lines_parser.sql``);
+the SQL models match the spans to chunks and grade them; :func:`write_task_files`
+writes the queries, topics and qrels of each task.
 """
 
 from __future__ import annotations
@@ -17,38 +18,41 @@ import glob
 import json
 import re
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
 
 from kilt_chunks.settings import project_path
 
+__all__ = [
+    "QRELS_SCHEMA",
+    "TASK_FILE_PATTERN",
+    "TASK_FILE_SUFFIXES",
+    "UNREADABLE_TASKS",
+    "read_task_lines",
+    "resolve_task_files",
+    "task_name",
+    "write_task_files",
+]
+
 #: File names taken from a folder given as ``kilt_tasks``.
 TASK_FILE_PATTERN = re.compile(r"^(?P<task>.+?)\.jsonl?(\.gz|\.zst)?$")
 
-#: Typed structure of a task line for DuckDB's ``json_transform`` (written
-#: out, never sampled); other keys (``meta``, ...) are ignored. A number given
-#: where text is expected (an integer ``id`` or ``wikipedia_id``) becomes its
-#: decimal text; the type checks of :func:`_task_lines_query` reject the rest.
-TASK_LINE_STRUCTURE = """{
-    "id": "VARCHAR",
-    "input": "VARCHAR",
-    "output": [{
-        "answer": "VARCHAR",
-        "provenance": [{
-            "wikipedia_id": "VARCHAR",
-            "title": "VARCHAR",
-            "section": "VARCHAR",
-            "start_paragraph_id": "BIGINT",
-            "start_character": "BIGINT",
-            "end_paragraph_id": "BIGINT",
-            "end_character": "BIGINT",
-            "bleu_score": "DOUBLE"
-        }]
-    }]
-}"""
+#: DuckDB table macro that parses a block of task lines:
+#: ``kilt_task_lines_parsed(lines, task_name, task_file)``, ``lines`` the name of
+#: a relation of ``line_number``, ``line`` and ``read_error``. The dbt macro
+#: ``create_task_lines_parser`` (:data:`PARSER_MACRO_FILE`) defines it: in a
+#: build, as the pre-hook of the model ``int_task_lines_read``, in the build's
+#: database; outside one, :func:`read_task_lines` renders that file itself.
+TASK_LINES_MACRO = "kilt_task_lines_parsed"
+
+#: The dbt macro file that holds the SQL of :data:`TASK_LINES_MACRO`.
+PARSER_MACRO_FILE = (
+    Path(__file__).resolve().parents[2] / "macros" / "task_lines_parser.sql"
+)
 
 #: Prefix of the reject reason of the row that marks unreadable task input;
 #: the model's post-hook (macro ``stop_on_unreadable_input``) stops the build
@@ -141,117 +145,32 @@ def _quote(value: str) -> str:
 #: Name under which each block of lines is registered for the parse query.
 _TASK_LINES_RELATION = "kilt_task_line_block"
 
-#: JSON types accepted for an id (KILT ids are strings; integers are taken as
-#: their decimal text).
-_ID_TYPES = "('VARCHAR', 'BIGINT', 'UBIGINT')"
+#: The parse of the block registered as _TASK_LINES_RELATION; parameters: the
+#: task and the file.
+_PARSE_QUERY = f"select * from {TASK_LINES_MACRO}('{_TASK_LINES_RELATION}', ?, ?)"
 
 
-def _first_bad(types: str, allowed: str, what: str) -> str:
-    """CASE branch: the first element of the list ``types`` (JSON type names)
-    that is not in ``allowed`` names the problem."""
-    bad = f"[t for t in {types} if t not in {allowed}]"
-    return f"""when len({bad}) > 0
-                then '{what} is ' || lower({bad}[1]) || ', not a ' || '{{kind}}'"""
+def task_lines_parser_sql() -> str:
+    """The statement that defines :data:`TASK_LINES_MACRO`, for a connection
+    outside a dbt build: the dbt macro ``create_task_lines_parser`` rendered
+    with Jinja, as dbt renders it (the macro uses no dbt context).
 
-
-def _task_lines_query(task: str, file: Path) -> str:
-    """Parse one block of task lines (registered as _TASK_LINES_RELATION,
-    columns ``line_number``, ``line``, ``read_error``) with the explicit
-    structure; ``reject_reason`` NULL for a usable line."""
-    offsets = " || ".join(
-        f"coalesce(json_type(line, '$.output[*].provenance[*].{key}'), [])"
-        for key in (
-            "start_paragraph_id",
-            "start_character",
-            "end_paragraph_id",
-            "end_character",
-        )
-    )
-    checks = "\n            ".join(
-        [
-            _first_bad(
-                "json_type(line, '$.output[*]')", "('OBJECT')", "an output"
-            ).format(kind="JSON object"),
-            _first_bad(
-                "json_type(line, '$.output[*].answer')",
-                "('VARCHAR')",
-                "an output answer",
-            ).format(kind="string"),
-            _first_bad(
-                "json_type(line, '$.output[*].provenance')",
-                "('ARRAY', 'NULL')",
-                "an output provenance",
-            ).format(kind="list"),
-            _first_bad(
-                "json_type(line, '$.output[*].provenance[*]')",
-                "('OBJECT')",
-                "a provenance entry",
-            ).format(kind="JSON object"),
-            _first_bad(
-                "json_type(line, '$.output[*].provenance[*].wikipedia_id')",
-                _ID_TYPES,
-                "a provenance wikipedia_id",
-            ).format(kind="string"),
-            _first_bad(
-                f"({offsets})", "('BIGINT', 'UBIGINT', 'NULL')", "a provenance offset"
-            ).format(kind="whole number"),
-        ]
-    )
-    return f"""
-    with parsed as not materialized (
-        select
-            line_number,
-            line,
-            read_error,
-            json_valid(line) as is_valid
-        from {_TASK_LINES_RELATION}
-    ),
-
-    typed as not materialized (
-        select
-            *,
-            case when is_valid and json_type(line) = 'OBJECT' then
-                json_transform(line, {_quote(TASK_LINE_STRUCTURE)})
-            end as parsed_line
-        from parsed
-    )
-
-    select
-        {_quote(task)} as task,
-        {_quote(str(file))} as source_file,
-        line_number,
-        case when parsed_line is not null then parsed_line.id end as query_id,
-        parsed_line.input as input,
-        parsed_line.output as output,
-        case
-            when read_error is not null then read_error
-            when line is null or trim(line, ' ' || chr(9) || chr(10) || chr(13)) = ''
-                then 'empty line'
-            when not is_valid then 'invalid JSON (truncated or malformed line)'
-            when json_type(line) <> 'OBJECT' then 'line is not a JSON object'
-            when coalesce(json_type(line, '$.id'), 'NULL') = 'NULL' then 'missing id'
-            when json_type(line, '$.id') not in {_ID_TYPES}
-                then 'id is ' || lower(json_type(line, '$.id')) || ', not a string'
-            when parsed_line.id = '' then 'id is empty'
-            when regexp_matches(parsed_line.id, '\\s')
-                then 'id ' || to_json(parsed_line.id)
-                    || ' holds white space (it cannot be a TREC query id)'
-            when coalesce(json_type(line, '$.input'), 'NULL') = 'NULL'
-                then 'missing input'
-            when json_type(line, '$.input') <> 'VARCHAR'
-                then 'input is ' || lower(json_type(line, '$.input'))
-                    || ', not a string'
-            when coalesce(json_type(line, '$.output'), 'NULL') not in ('ARRAY', 'NULL')
-                then 'output is ' || lower(json_type(line, '$.output'))
-                    || ', not a list'
-            {checks}
-        end as reject_reason
-    from typed
+    Raises:
+        FileNotFoundError: If :data:`PARSER_MACRO_FILE` is missing (the
+            package used without its dbt project).
     """
+    import jinja2
+
+    template = jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(
+        PARSER_MACRO_FILE.read_text(encoding="utf-8")
+    )
+    # A macro of the template is an attribute of its module (Jinja).
+    macro = template.module.create_task_lines_parser  # type: ignore[attr-defined]
+    return str(macro())
 
 
 def _unreadable_table(message: str, schema: pa.Schema) -> pa.Table:
-    row = {name: [None] for name in schema.names}
+    row: dict[str, list[object]] = {name: [None] for name in schema.names}
     row["task"] = [""]
     row["reject_reason"] = [UNREADABLE_TASKS + message]
     return pa.Table.from_pydict(row, schema=schema)
@@ -268,23 +187,30 @@ def _task_line_schema(con: duckdb.DuckDBPyConnection) -> pa.Schema:
             }
         ),
     )
-    schema = con.sql(_task_lines_query("", Path("."))).to_arrow_table().schema
+    schema = con.sql(_PARSE_QUERY, params=["", "."]).to_arrow_table().schema
     con.unregister(_TASK_LINES_RELATION)
     return schema
 
 
-def read_task_lines(kilt_tasks: str) -> pa.RecordBatchReader:
+def read_task_lines(
+    kilt_tasks: str, con: duckdb.DuckDBPyConnection | None = None
+) -> pa.RecordBatchReader:
     """Read every line of the task files named by ``kilt_tasks``, one row each.
 
     Lines are split by :mod:`kilt_chunks.loading`'s line reader (LF only,
     plain or gzip, a line that is not UTF-8 kept as one bad line), so line
-    numbers are exact whatever a line holds, and each line is parsed with
-    :data:`TASK_LINE_STRUCTURE`, 2,048 lines at a time (a 2 GB task file such
-    as T-REx's train set streams; it is never held whole). A line that cannot
-    be a query gets a ``reject_reason`` and the others are read on.
+    numbers are exact whatever a line holds, and each line is parsed by
+    :data:`TASK_LINES_MACRO`, 2,048 lines at a time (a 2 GB task file such as
+    T-REx's train set streams; it is never held whole). A line that cannot be
+    a query gets a ``reject_reason`` and the others are read on.
 
     Args:
         kilt_tasks: See :func:`resolve_task_files`; ``""`` reads nothing.
+        con: A connection that sees :data:`TASK_LINES_MACRO`, for this
+            stream alone (it is closed at the end of the stream): in the
+            model, a cursor of its session (the pre-hook defined the macro).
+            ``None`` opens a DuckDB in memory and defines the macro there
+            (:func:`task_lines_parser_sql`).
 
     Returns:
         A stream of Arrow batches, one row per line in file then line order:
@@ -298,7 +224,9 @@ def read_task_lines(kilt_tasks: str) -> pa.RecordBatchReader:
         with one row whose reason starts with :data:`UNREADABLE_TASKS` and
         names the file; the model's post-hook stops the build with it.
     """
-    con = duckdb.connect(config={"threads": 1})
+    if con is None:
+        con = duckdb.connect(config={"threads": 1})
+        con.execute(task_lines_parser_sql())
     schema = _task_line_schema(con)
     return pa.RecordBatchReader.from_batches(
         schema, _task_line_batches(con, kilt_tasks, schema)
@@ -330,7 +258,9 @@ def _task_line_batches(
                         _TASK_LINES_RELATION,
                         block.add_column(0, "line_number", numbers),
                     )
-                    table = con.sql(_task_lines_query(task, file)).to_arrow_table()
+                    table = con.sql(
+                        _PARSE_QUERY, params=[task, str(file)]
+                    ).to_arrow_table()
                     yield from _mark_duplicates(table, seen).cast(schema).to_batches()
             except (OSError, EOFError, zlib.error) as exc:
                 message = (
@@ -435,7 +365,7 @@ def write_task_files(
     rows = []
     for task in tasks:
         where = f"task = {_quote(task)}"
-        sources = {
+        sources: dict[str, tuple[Any, list[str], Callable[..., str]]] = {
             "chunks": (
                 chunk_qrels.filter(where),
                 ["query_id", "chunk_id", "relevance"],

@@ -9,6 +9,12 @@ from huggingface_hub import HfApi
 from kilt_chunks.card import check_card
 from kilt_chunks.export import CARD_FILE, DATA_DIR, FIGURES_DIR
 
+__all__ = [
+    "REPLACED_PATTERNS",
+    "UPLOAD_PATTERNS",
+    "push_export",
+]
+
 #: What of the export folder is uploaded: the card, the configs' Parquet files
 #: and the figures (not the qrels, a staging folder or other files).
 UPLOAD_PATTERNS = [CARD_FILE, f"{DATA_DIR}/**", f"{FIGURES_DIR}/**"]

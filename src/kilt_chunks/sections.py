@@ -13,6 +13,16 @@ from dataclasses import dataclass
 
 from kilt_chunks.splitting import split_section
 
+__all__ = [
+    "BULLET_MARKER",
+    "HEADER_MARKER",
+    "Section",
+    "chunk_page",
+    "page_sections",
+    "parse_section_path",
+    "section_title",
+]
+
 HEADER_MARKER = "Section::::"
 BULLET_MARKER = "BULLET::::"
 

@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-#: The splitter names (``kilt_chunks.splitting.SPLITTERS``; not imported
+#: The splitter names (``kilt_chunks.splitter.SPLITTER_NAMES``; not imported
 #: here, so that the check costs dbt no start-up time).
 SPLITTER_CHOICES = ("fast", "llama_index")
 
@@ -109,11 +109,23 @@ def _text(value: Any) -> str | None:
     return None if isinstance(value, str) else "must be text (a path)"
 
 
+def _export_folder(value: Any) -> str | None:
+    """A path (``""``: no export) that is not an existing file."""
+    if not isinstance(value, str):
+        return "must be text (a path)"
+    if value and os.path.isfile(os.path.expanduser(project_path(value))):
+        return (
+            'is a file, not a folder: set export_dir to a folder (or "" to skip '
+            "the export)"
+        )
+    return None
+
+
 #: Every variable of the project (``dbt_project.yml``), with its check: None
 #: when the value is allowed, else what is wrong.
 KNOWN_VARIABLES: dict[str, Callable[[Any], str | None]] = {
     "kilt_path": _text,
-    "export_dir": _text,
+    "export_dir": _export_folder,
     "export_rows_per_file": _int_at_least(1),
     "splitter": _one_of(SPLITTER_CHOICES),
     "chunk_size": _int_at_least(1),

@@ -4,9 +4,8 @@ A chunk is a substring of its section's text (SPEC rules 3 and 6: the splitter
 cuts the text and strips white space at the cuts, nothing else). The chunking
 workers (:func:`kilt_chunks.splitting.split_batch`) call this module right after
 splitting a section, so each chunk is found by scanning forward from the end of
-the previous one, in parallel with the splitting. (Token counts come with the
-chunks from the fast splitter; :func:`get_token_counter` counts the stock
-splitter's chunks.) :func:`kilt_spans` then maps a batch's section offsets to
+the previous one, in parallel with the splitting (token counts come with the
+chunks from the splitter). :func:`kilt_spans` then maps a batch's section offsets to
 KILT's own (paragraph_id, character) coordinates, vectorised, as the chunks
 are committed (so ``kilt_chunk_spans`` only unnests them: no join, no sort),
 and ``kilt_chunks`` cuts each chunk's text at the section offsets.
@@ -17,12 +16,17 @@ Offsets are Python ``str`` indexes (Unicode code points, the unit of DuckDB's
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from functools import lru_cache
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+__all__ = [
+    "KILT_SPAN_COLUMNS",
+    "kilt_spans",
+    "locate_chunks",
+]
 
 #: Columns :func:`kilt_spans` returns, each a list per section (one item per
 #: chunk), in this order.
@@ -155,30 +159,6 @@ def kilt_spans(
 def _values(array: pa.Array) -> np.ndarray:
     """An Arrow integer array (no NULLs) as int64 NumPy values."""
     return array.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-
-
-@lru_cache(maxsize=1)
-def get_token_counter() -> Callable[[Sequence[str]], list[int]]:
-    """Return a function counting the tokens of many texts.
-
-    Returns:
-        A callable ``list[str] -> list[int]``: for each text,
-        ``len(tokenizer(text))`` with LlamaIndex's default tokenizer
-        (``llama_index.core.utils.get_tokenizer()``: tiktoken ``cl100k_base``,
-        ``allowed_special="all"``, the BPE file shipped with llama-index-core),
-        the count SentenceSplitter uses for its 256-token budget. Counts are
-        recorded as they are, never clipped. Uses the splitter's direct counter
-        (:func:`kilt_chunks.fast_splitter.token_counter`: rs-bpe, with special
-        tokens and lone surrogates handled as tiktoken handles them).
-    """
-    from kilt_chunks.fast_splitter import token_counter
-
-    count_one = token_counter()
-
-    def count(texts: Sequence[str]) -> list[int]:
-        return [count_one(text) for text in texts]
-
-    return count
 
 
 class _SectionScanner:

@@ -14,20 +14,30 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
-from functools import lru_cache
 from multiprocessing import get_context
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kilt_chunks.fast_splitter import SPLITTER_NAMES, get_fast_splitter, get_splitter
 from kilt_chunks.progress import Progress
-from kilt_chunks.spans import get_token_counter, locate_chunks
+from kilt_chunks.spans import locate_chunks
+from kilt_chunks.splitter import get_splitter
 
-#: Splitter names accepted by :func:`get_split_function`.
-SPLITTERS = SPLITTER_NAMES
+__all__ = [
+    "CHUNK_SCHEMA",
+    "PARENT_CHECK_SECONDS",
+    "SECTION_CHUNKS_SCHEMA",
+    "SECTION_COLUMNS",
+    "compacted_batch",
+    "resolve_workers",
+    "split_batch",
+    "split_section",
+    "split_section_batches",
+    "split_section_pairs",
+]
 
 #: Section columns read by the chunking step.
 SECTION_COLUMNS = ("page_order", "wikipedia_id", "section_order", "section_text")
@@ -67,68 +77,6 @@ SECTION_CHUNKS_SCHEMA = pa.schema(
 )
 
 
-@lru_cache(maxsize=8)
-def get_split_function(
-    splitter: str = "fast", chunk_size: int = 256
-) -> Callable[[str], list[str]]:
-    """Return the function that splits one section text into chunk strings.
-
-    Args:
-        splitter: ``"fast"`` (exact re-implementation, :mod:`kilt_chunks.fast_splitter`)
-            or ``"llama_index"`` (stock ``SentenceSplitter``).
-        chunk_size: Max chunk length in cl100k_base tokens (the reference splitter
-            may exceed it by a few tokens; see SPEC rule 6).
-
-    Returns:
-        A callable ``str -> list[str]``.
-
-    Raises:
-        ValueError: If ``splitter`` is not one of :data:`SPLITTERS` or
-            ``chunk_size`` is below 1.
-
-    Source: LlamaIndex ``SentenceSplitter(chunk_size, chunk_overlap=0).split_text``.
-    """
-    if chunk_size < 1:
-        raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
-    if splitter not in SPLITTERS:
-        raise ValueError(f"unknown splitter {splitter!r}; expected one of {SPLITTERS}")
-    return get_splitter(splitter, chunk_size)
-
-
-@lru_cache(maxsize=8)
-def get_chunk_function(
-    splitter: str = "fast", chunk_size: int = 256
-) -> Callable[[str], list[tuple[str, int]]]:
-    """Return the function that splits one section text into counted chunks.
-
-    Args:
-        splitter: ``"fast"`` or ``"llama_index"``, as :func:`get_split_function`.
-        chunk_size: Max chunk length in cl100k_base tokens.
-
-    Returns:
-        A callable ``str -> list[(chunk, num_tokens)]``: the chunks of
-        :func:`get_split_function` and each chunk's exact token count (LlamaIndex's
-        tokenizer, tiktoken ``cl100k_base``). The fast splitter derives the counts
-        from the ones it made while splitting
-        (:meth:`~kilt_chunks.fast_splitter.FastSentenceSplitter.split_text_with_token_counts`);
-        the stock one is followed by a direct count of every chunk.
-
-    Raises:
-        ValueError: As :func:`get_split_function`.
-    """
-    split = get_split_function(splitter, chunk_size)
-    if splitter == "fast":
-        # The same cached instance as ``split``.
-        return get_fast_splitter(chunk_size).split_text_with_token_counts
-    count_tokens = get_token_counter()
-
-    def split_and_count(text: str) -> list[tuple[str, int]]:
-        chunks = split(text)
-        return list(zip(chunks, count_tokens(chunks), strict=True))
-
-    return split_and_count
-
-
 def split_section(
     text: str, chunk_size: int = 256, splitter: str = "fast"
 ) -> list[str]:
@@ -149,7 +97,7 @@ def split_section(
     """
     if not text or text.isspace():
         return []
-    return get_split_function(splitter, chunk_size)(text)
+    return get_splitter(splitter, chunk_size).split_text(text)
 
 
 def split_batch(
@@ -162,7 +110,7 @@ def split_batch(
 
     Args:
         sections: Columns :data:`SECTION_COLUMNS`, one row per kept section.
-        splitter: Splitter name, see :func:`get_split_function`.
+        splitter: Splitter name, see :func:`kilt_chunks.splitter.get_splitter`.
         chunk_size: Max chunk length in tokens.
         by_section: Return one row per section with its chunks' offsets and
             token counts as lists (:data:`SECTION_CHUNKS_SCHEMA`, no text: the
@@ -180,7 +128,7 @@ def split_batch(
             about a million white-space characters), naming the page and
             section.
     """
-    split = get_chunk_function(splitter, chunk_size)
+    split = get_splitter(splitter, chunk_size).split_text_with_token_counts
     page_orders = sections.column("page_order").to_pylist()
     ids = sections.column("wikipedia_id").to_pylist()
     orders = sections.column("section_order").to_pylist()
@@ -265,7 +213,7 @@ def _start_worker(splitter: str, chunk_size: int, parent_pid: int) -> None:
     daemon thread ends the worker once its parent process is gone (the worker
     has then been re-parented, so ``os.getppid()`` changes).
     """
-    get_chunk_function(splitter, chunk_size)
+    get_splitter(splitter, chunk_size)
 
     def watch() -> None:
         while os.getppid() == parent_pid:
@@ -275,7 +223,7 @@ def _start_worker(splitter: str, chunk_size: int, parent_pid: int) -> None:
     threading.Thread(target=watch, name="kilt-parent-watch", daemon=True).start()
 
 
-def _compacted(batch: pa.RecordBatch) -> pa.RecordBatch:
+def compacted_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
     """``batch`` with buffers of its own size, for pickling to a worker.
 
     A slice (e.g. from ``Table.to_batches``) pickles its parent's whole
@@ -324,12 +272,12 @@ def split_section_pairs(
     Raises:
         ValueError: From :func:`split_batch` for a section with no chunk.
     """
-    get_split_function(splitter, chunk_size)  # fail fast on a bad name
+    get_splitter(splitter, chunk_size)  # fail fast on a bad name
     n_workers = resolve_workers(workers)
     progress = _Progress(total_bytes, done_bytes, progress_seconds)
     batches = (b.select(list(SECTION_COLUMNS)) for b in sections)
     if n_workers > 1:
-        batches = (_compacted(b) for b in batches)
+        batches = (compacted_batch(b) for b in batches)
     try:
         if n_workers == 1:
             for batch in batches:
@@ -367,7 +315,7 @@ def split_section_pairs(
 
 
 def split_section_batches(
-    sections: Iterable[pa.RecordBatch], **options: object
+    sections: Iterable[pa.RecordBatch], **options: Any
 ) -> Iterator[pa.RecordBatch]:
     """Split a stream of section batches into a stream of chunk batches.
 

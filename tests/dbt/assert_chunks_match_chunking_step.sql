@@ -4,7 +4,9 @@ with
 
 produced as (
 
-    select wikipedia_id, sum(num_chunks) as num_chunks
+    select
+        wikipedia_id,
+        sum(num_chunks) as num_chunks
 
     from {{ ref('int_sections_chunked') }}
 
@@ -14,7 +16,9 @@ produced as (
 
 published as (
 
-    select wikipedia_id, count(*) as num_chunks
+    select
+        wikipedia_id,
+        count(*) as num_chunks
 
     from {{ ref('kilt_chunks') }}
 

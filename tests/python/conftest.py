@@ -3,21 +3,37 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from kilt_chunks.dbt_command import dbt_build_command, dbt_build_env, dbt_executable
+
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SAMPLE_JSONL = ROOT / "data" / "kilt_enwiki2016_sample.jsonl"
 SAMPLE_PARQUET = ROOT / "data" / "kilt_enwiki2016_sample.hf.parquet"
-DBT = str(Path(sys.executable).with_name("dbt"))
+DBT = dbt_executable()
+
+
+@dataclass(frozen=True)
+class SampleCounts:
+    """What the bundled sample gives (SPEC rules 1-7), the one place the
+    tests take these numbers from."""
+
+    pages: int = 106
+    raw_sections: int = 2366
+    sections: int = 2043
+    blank_sections: int = 323
+    chunks: int = 3710
+    chunks_under_32_tokens: int = 209
+
+
+SAMPLE = SampleCounts()
 
 
 @dataclass
@@ -41,31 +57,12 @@ class Build:
 
 def dbt_command(workdir: Path, variables: dict, *args: str) -> list[str]:
     """`dbt build` of this project with target, logs and vars under workdir."""
-    return [
-        DBT,
-        "build",
-        "--project-dir",
-        str(ROOT),
-        "--profiles-dir",
-        str(ROOT),
-        "--target-path",
-        str(workdir / "target"),
-        "--log-path",
-        str(workdir / "logs"),
-        "--vars",
-        json.dumps(variables),
-        *args,
-    ]
+    return dbt_build_command(ROOT, workdir, variables, *args)
 
 
 def dbt_env(workdir: Path) -> dict[str, str]:
     """Environment that points the build at workdir's DuckDB file."""
-    return {
-        **os.environ,
-        "KILT_CHUNKS_DB": str(workdir / "kilt_chunks.duckdb"),
-        "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
-        "PYTHONUNBUFFERED": "1",
-    }
+    return dbt_build_env(workdir / "kilt_chunks.duckdb")
 
 
 def run_dbt_build(
@@ -100,6 +97,18 @@ def run_dbt_build(
     if check and proc.returncode != 0:
         raise AssertionError(f"dbt build failed ({proc.returncode}):\n{output[-6000:]}")
     return Build(workdir / "kilt_chunks.duckdb", export_dir, proc.returncode, output)
+
+
+def failed_dbt_build(workdir: Path, kilt_path: Path | str, **options) -> str:
+    """Run :func:`run_dbt_build` expecting it to fail; return its output.
+
+    Asserts the build failed and printed no Python traceback (every error a
+    user can cause is reported as one plain line).
+    """
+    build = run_dbt_build(workdir, kilt_path, check=False, **options)
+    assert build.returncode != 0, build.output[-3000:]
+    assert "Traceback" not in build.output, build.output[-3000:]
+    return build.output
 
 
 @pytest.fixture(scope="session")
@@ -142,9 +151,9 @@ _DBT_MARKERS = (
     "sample_parquet_build",
     "bad_lines_build",
     "run_dbt_build",
+    "failed_dbt_build",
     "dbt_command",
     "_start_build",
-    "_failed_build",
 )
 
 

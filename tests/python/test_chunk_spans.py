@@ -6,7 +6,7 @@ import pyarrow as pa
 import pytest
 from llama_index.core.utils import get_tokenizer
 
-from conftest import SAMPLE_JSONL, Build, read_pages
+from conftest import SAMPLE, SAMPLE_JSONL, Build, read_pages
 from kilt_chunks.spans import kilt_spans, locate_chunks
 
 BULLET = "BULLET::::"
@@ -142,7 +142,7 @@ def test_every_sample_chunk_is_rebuilt_from_its_kilt_span(sample_build: Build) -
         " inner join kilt_chunks as chunks on spans.chunk_id = chunks.chunk_id"
     )
     assert len(rows) == sample_build.query("select count(*) from kilt_chunks")[0][0]
-    assert len(rows) == 3710
+    assert len(rows) == SAMPLE.chunks
     mismatches = [
         row for row in rows if text_from_kilt_span(pages[row[0]], *row[1:5]) != row[5]
     ]

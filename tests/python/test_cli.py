@@ -6,16 +6,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import Build
+from conftest import SAMPLE, Build
 from kilt_chunks.cli import build_summary, main
 
 
 def test_summary_reports_the_sample_counts(sample_build: Build) -> None:
     text = build_summary(str(sample_build.db_path))
-    assert "pages read                 106" in text
-    assert "sections kept            2,043" in text
-    assert "sections dropped           323" in text
-    assert "chunks written           3,710" in text
+    assert f"pages read {SAMPLE.pages:>19,}" in text
+    assert f"sections kept {SAMPLE.sections:>16,}" in text
+    assert f"sections dropped {SAMPLE.blank_sections:>13,}" in text
+    assert f"chunks written {SAMPLE.chunks:>15,}" in text
     assert str(sample_build.export_dir) in text
 
 
@@ -50,47 +50,27 @@ def test_summary_while_a_build_holds_the_database(tmp_path: Path, capsys) -> Non
 
 
 def test_summary_says_when_the_last_build_did_not_finish(
-    tmp_path: Path, capsys
+    tmp_path: Path, capsys, sample_build: Build
 ) -> None:
-    """An export that fails (export_dir is a file) fails the build after the
-    models; the summary then exits 1 and says so, instead of describing the
-    tables as the new build's."""
-    from conftest import SAMPLE_JSONL, run_dbt_build
+    """A build that stops (here at its settings: export_dir is a file) after
+    a finished one: the summary then exits 1 and says so, instead of
+    describing the tables as the new build's."""
+    from conftest import SAMPLE_JSONL, copy_build, failed_dbt_build
 
-    first = run_dbt_build(tmp_path, SAMPLE_JSONL)
-    assert main(["summary", "--db", str(first.db_path)]) == 0
+    copy_build(sample_build, tmp_path)
+    db_path = tmp_path / "kilt_chunks.duckdb"
+    assert main(["summary", "--db", str(db_path)]) == 0
     assert "build wall time" in capsys.readouterr().out
     a_file = tmp_path / "a_file"
     a_file.write_text("not a folder\n")
-    failed = run_dbt_build(
-        tmp_path, SAMPLE_JSONL, extra_vars={"export_dir": str(a_file)}, check=False
+    failed = failed_dbt_build(
+        tmp_path, SAMPLE_JSONL, extra_vars={"export_dir": str(a_file)}
     )
-    assert failed.returncode != 0
-    assert main(["summary", "--db", str(first.db_path)]) == 1
+    assert f"export_dir = '{a_file}': is a file, not a folder" in failed
+    assert main(["summary", "--db", str(db_path)]) == 1
     out = capsys.readouterr().out
-    assert "chunks written           3,710" in out
-    assert "THE LAST dbt RUN failed in: kilt_export" in out
-
-
-def test_a_finished_export_replaces_the_previous_one_whole(tmp_path: Path) -> None:
-    """The export is written beside its folder and moved into place: until
-    then the previous export stays whole; a missing one changes nothing."""
-    import pytest
-
-    from kilt_chunks.build_info import replace_folder
-
-    target = tmp_path / "kilt_chunks"
-    target.mkdir()
-    (target / "kilt_chunks_0.parquet").write_text("old")
-    with pytest.raises(FileNotFoundError, match="no finished export"):
-        replace_folder(tmp_path / ".kilt_chunks.partial", target)
-    assert (target / "kilt_chunks_0.parquet").read_text() == "old"
-    partial = tmp_path / ".kilt_chunks.partial"
-    partial.mkdir()
-    (partial / "kilt_chunks_0.parquet").write_text("new")
-    replace_folder(partial, target)
-    assert [p.name for p in tmp_path.iterdir()] == ["kilt_chunks"]
-    assert (target / "kilt_chunks_0.parquet").read_text() == "new"
+    assert f"chunks written {SAMPLE.chunks:>15,}" in out
+    assert "THE LAST dbt RUN did not finish" in out
 
 
 def test_version_and_a_closed_pipe(sample_build: Build) -> None:

@@ -1,4 +1,4 @@
-"""dbt unit tests (SPEC section rules) run inside every `dbt build`."""
+"""dbt unit tests (SPEC section and chunk rules) run inside every `dbt build`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from conftest import Build
 
 
 def test_section_rule_unit_tests_pass_in_the_build(sample_build: Build) -> None:
-    passed = set(re.findall(r"PASS (int_\w+::\w+)", sample_build.output))
+    passed = set(
+        re.findall(r"PASS ((?:int_\w+|kilt_chunks)::\w+)", sample_build.output)
+    )
     assert passed == {
         "int_paragraphs_classified::header_levels_split_after_sentence_end",
         "int_paragraphs_classified::markers_count_only_at_paragraph_start",
@@ -16,4 +18,6 @@ def test_section_rule_unit_tests_pass_in_the_build(sample_build: Build) -> None:
         "int_sections_assembled::lead_and_subsections_are_separate_sections",
         "int_sections_assembled::only_loaded_pages_and_title_only_pages_give_no_sections",
         "int_sections_assembled::white_space_sections_are_dropped",
+        # SPEC rules 6-7: chunk text cut from its section, is_first / is_last.
+        "kilt_chunks::chunks_are_cut_from_their_section_with_first_and_last_flags",
     }

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from huggingface_hub import DatasetCard, HfApi
 
-from conftest import SAMPLE_JSONL, Build, read_pages, run_dbt_build
+from conftest import SAMPLE, SAMPLE_JSONL, Build, read_pages, run_dbt_build
 from kilt_chunks.card import LICENSE, check_card, dataset_card
 from kilt_chunks.cli import corpus_stats, main
 from kilt_chunks.export import (
@@ -26,6 +26,8 @@ from kilt_chunks.export import (
     config_files,
     finish_export,
     parquet_file_name,
+    prepare_export_dir,
+    replace_folder,
     start_export,
     write_parquet_files,
 )
@@ -198,14 +200,11 @@ def test_a_finished_dataset_export_replaces_the_previous_one_whole(
 ) -> None:
     """Everything is staged in .export.partial and moved into place when
     complete; an unfinished staging folder leaves the previous export whole;
-    the qrels, a user's file and the first layout's top-level files are
-    handled as before, and the second layout's folders are removed."""
+    the qrels and a user's own files are left alone."""
     root = tmp_path / "exports"
     (root / "qrels").mkdir(parents=True)
     (root / "qrels" / "t.qrels").write_text("q 0 c 1\n")
     (root / "notes.txt").write_text("mine\n")
-    (root / "kilt_chunks").mkdir()
-    (root / "kilt_chunks" / "kilt_chunks_0.parquet").write_text("old layout")
     _small_export(root)
     assert sorted(p.name for p in root.iterdir()) == [
         "README.md",
@@ -319,23 +318,23 @@ def test_sample_export_loads_every_config_in_table_order(
     stored = sample_build.query("select chunk_id, num_tokens from kilt_chunk_spans")
     assert chunks["chunk_id"] == [chunk_id for chunk_id, _ in stored]
     assert list(zip(spans["chunk_id"], spans["num_tokens"], strict=True)) == stored
-    assert chunks[0]["section"] == [] and chunks.num_rows == 3710
+    assert chunks[0]["section"] == [] and chunks.num_rows == SAMPLE.chunks
     named = datasets.load_dataset(str(root), "chunks", split="train", cache_dir=cache)
     assert named["text"][:50] == [
         text for (text,) in sample_build.query("select text from kilt_chunks limit 50")
     ]
     card = check_card(root / "README.md")
-    assert "| chunks | 3,710 |" in card.text
+    assert f"| chunks | {SAMPLE.chunks:,} |" in card.text
     assert "| share of chunks under 32 tokens | 5.63% |" in card.text
-    assert "| `lines_read` | 106 |" in card.text
+    assert f"| `lines_read` | {SAMPLE.pages} |" in card.text
     assert "| `splitter` | `fast` |" in card.text
     exported = sample_build.query(
         "select config, path, num_rows from kilt_export order by path"
     )
     assert exported == [
         (None, "README.md", None),
-        ("chunk_spans", "data/chunk_spans/train-00000-of-00001.parquet", 3710),
-        ("chunks", "data/chunks/train-00000-of-00001.parquet", 3710),
+        ("chunk_spans", "data/chunk_spans/train-00000-of-00001.parquet", SAMPLE.chunks),
+        ("chunks", "data/chunks/train-00000-of-00001.parquet", SAMPLE.chunks),
         *((None, f"figures/{name}.png", None) for name in sorted(FIGURES)),
     ]
     assert not (root / ".export.partial").exists()
@@ -348,9 +347,11 @@ def test_corpus_statistics_match_the_tables(sample_build: Build) -> None:
         "select count(*) from kilt_chunk_spans where num_tokens < 32"
     )[0]
     assert short == 209
-    assert stats["chunks"] == 3710 and stats["chunks_under_32_tokens"] == short
-    assert stats["share_under_32_tokens"] == pytest.approx(209 / 3710)
-    assert stats["pages"] == 106 and stats["sections"] == 2043
+    assert stats["chunks"] == SAMPLE.chunks and stats["chunks_under_32_tokens"] == short
+    assert stats["share_under_32_tokens"] == pytest.approx(
+        SAMPLE.chunks_under_32_tokens / SAMPLE.chunks
+    )
+    assert stats["pages"] == SAMPLE.pages and stats["sections"] == SAMPLE.sections
     assert stats["tokens"] == 622_155
     assert stats["tokens_per_chunk_max"] == 256
     assert (
@@ -363,9 +364,9 @@ def test_corpus_statistics_match_the_tables(sample_build: Build) -> None:
         )
     )
     assert totals == {
-        "tokens_per_chunk": 3710,
-        "chunks_per_section": 2043,
-        "sections_per_page": 106,
+        "tokens_per_chunk": SAMPLE.chunks,
+        "chunks_per_section": SAMPLE.sections,
+        "sections_per_page": SAMPLE.pages,
     }
     depths = sample_build.query(
         "select section_depth, num_chunks from kilt_section_depth_stats"
@@ -414,7 +415,7 @@ def test_many_files_and_null_metadata_keep_order_and_schema(
     schemas = {pq.read_schema(f).remove_metadata() for f in files + sample_files}
     assert schemas == {CHUNKS_SCHEMA}
     both = pa.concat_tables([pq.read_table(sample_files), mixed])
-    assert both.num_rows == 2 * 3710
+    assert both.num_rows == 2 * SAMPLE.chunks
     span_files = config_files(export_dir, "chunk_spans") + config_files(
         sample_build.export_dir, "chunk_spans"
     )
@@ -430,4 +431,46 @@ def test_many_files_and_null_metadata_keep_order_and_schema(
     with duckdb.connect() as con:
         assert con.sql(
             f"select count(*) from read_parquet({[str(f) for f in files]})"
-        ).fetchall() == [(3710,)]
+        ).fetchall() == [(SAMPLE.chunks,)]
+
+
+def test_export_dir_with_a_tilde_is_made_where_duckdb_writes(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A leading "~" is the home folder, not "./~"."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    assert prepare_export_dir("~/kilt/exports") == (
+        tmp_path / "home" / "kilt" / "exports"
+    )
+    assert (tmp_path / "home" / "kilt" / "exports").is_dir()
+    assert not (tmp_path / "~").exists()
+
+
+def test_a_finished_export_replaces_the_previous_one_whole(tmp_path: Path) -> None:
+    """The export is written beside its folder and moved into place: until
+    then the previous export stays whole; a missing one changes nothing."""
+    target = tmp_path / "kilt_chunks"
+    target.mkdir()
+    (target / "kilt_chunks_0.parquet").write_text("old")
+    with pytest.raises(FileNotFoundError, match="no finished export"):
+        replace_folder(tmp_path / ".kilt_chunks.partial", target)
+    assert (target / "kilt_chunks_0.parquet").read_text() == "old"
+    partial = tmp_path / ".kilt_chunks.partial"
+    partial.mkdir()
+    (partial / "kilt_chunks_0.parquet").write_text("new")
+    replace_folder(partial, target)
+    assert [p.name for p in tmp_path.iterdir()] == ["kilt_chunks"]
+    assert (target / "kilt_chunks_0.parquet").read_text() == "new"
+
+
+def test_an_export_dir_that_is_a_file_is_refused_by_name(tmp_path: Path) -> None:
+    a_file = tmp_path / "a_file"
+    a_file.write_text("not a folder\n")
+    with pytest.raises(NotADirectoryError) as error:
+        prepare_export_dir(str(a_file))
+    assert str(error.value) == (
+        f"export_dir '{a_file}' is a file, not a folder: set export_dir to a "
+        'folder (or "" to skip the export)'
+    )
+    assert prepare_export_dir("") is None

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import gzip
+import re
 import shutil
 from pathlib import Path
 
 import datasets
 import pytest
 
-from conftest import SAMPLE_JSONL, SAMPLE_PARQUET, run_dbt_build
+from conftest import SAMPLE, SAMPLE_JSONL, SAMPLE_PARQUET, run_dbt_build
 from kilt_chunks.loading import (
     RAW_PAGE_SCHEMA,
+    UNREADABLE_INPUT,
     KiltInputError,
     detect_input_kind,
     read_kilt_pages,
@@ -47,10 +49,51 @@ def test_missing_path_is_a_clear_error(tmp_path: Path) -> None:
         detect_input_kind(str(tmp_path / "nope.jsonl"))
 
 
+def _truncated_gzip(tmp_path: Path) -> Path:
+    full = gzip.compress(SAMPLE_JSONL.read_bytes())
+    truncated = tmp_path / "kilt.json.gz"
+    truncated.write_bytes(full[: len(full) // 2])
+    return truncated
+
+
+@pytest.mark.parametrize(
+    ("make_input", "message"),
+    [
+        (
+            lambda tmp: tmp / "missing.jsonl",
+            r"'[^']*missing.jsonl': no such file or directory",
+        ),
+        (
+            lambda tmp: (tmp / "empty.jsonl", (tmp / "empty.jsonl").write_text(""))[0],
+            r"'[^']*empty.jsonl': input is empty \(no lines to read\)",
+        ),
+        (
+            _truncated_gzip,
+            r"kilt.json.gz, after line [\d,]+: truncated or corrupt gzip file",
+        ),
+    ],
+    ids=["missing", "empty", "truncated-gzip"],
+)
+def test_unreadable_input_is_one_clear_error_or_one_marker_row(
+    tmp_path: Path, make_input, message: str
+) -> None:
+    """Raised as KiltInputError naming the path and the problem; with
+    ``on_error="row"`` (what the load step uses; its post-hook stops the build
+    on that row, see test_bad_input) the stream ends with one row saying so."""
+    path = str(make_input(tmp_path))
+    with pytest.raises(KiltInputError, match=message):
+        read_kilt_pages(path).read_all()
+    table = read_kilt_pages(path, on_error="row").read_all()
+    last = table.slice(table.num_rows - 1).to_pylist()[0]
+    assert last["reject_reason"].startswith(UNREADABLE_INPUT)
+    assert re.search(message, last["reject_reason"])
+    assert last["wikipedia_id"] is None and last["line_number"] is None
+
+
 def test_jsonl_is_read_with_explicit_types() -> None:
     table = read_kilt_pages(str(SAMPLE_JSONL)).read_all()
     assert table.schema == RAW_PAGE_SCHEMA
-    assert table.num_rows == 106
+    assert table.num_rows == SAMPLE.pages
     row = table.slice(2, 1).to_pylist()[0]
     assert (row["wikipedia_id"], row["line_number"], row["revid"]) == (
         "39",

@@ -8,7 +8,7 @@ import datasets
 import duckdb
 import pyarrow.parquet as pq
 
-from conftest import SAMPLE_JSONL, Build, read_pages, run_dbt_build
+from conftest import SAMPLE, SAMPLE_JSONL, Build, read_pages, run_dbt_build
 from kilt_chunks.export import config_files
 from kilt_chunks.sections import chunk_page
 
@@ -51,8 +51,16 @@ def test_sample_counts_are_accounted_for(sample_build: Build) -> None:
         " pages_rejected, sections_total, sections_kept, sections_dropped,"
         " chunks_written from kilt_load_audit"
     )
-    assert audit == (106, 106, 106, 0, 0, 2366, 2043, 323, 3710)
-    assert sample_build.query("select count(*) from kilt_chunks") == [(3710,)]
+    assert audit == (
+        *(SAMPLE.pages,) * 3,
+        0,
+        0,
+        SAMPLE.raw_sections,
+        SAMPLE.sections,
+        SAMPLE.blank_sections,
+        SAMPLE.chunks,
+    )
+    assert sample_build.query("select count(*) from kilt_chunks") == [(SAMPLE.chunks,)]
 
 
 def test_chunks_equal_python_reference_for_every_page(sample_build: Build) -> None:
@@ -107,7 +115,7 @@ def test_parquet_export_matches_table(sample_build: Build) -> None:
     assert [f.name for f in files] == ["train-00000-of-00001.parquet"]
     table = pq.read_table(files)
     assert table.column_names == [name for name, _ in SPEC_COLUMNS]
-    assert table.num_rows == 3710
+    assert table.num_rows == SAMPLE.chunks
     metadata = pq.read_metadata(files[0]).metadata
     assert metadata[b"splitter"] in (b"fast", b"llama_index")
     assert metadata[b"chunk_size"] == b"256"
@@ -120,7 +128,7 @@ def test_parquet_export_matches_table(sample_build: Build) -> None:
     dataset = datasets.load_dataset(
         "parquet", data_files=[str(f) for f in files], split="train"
     )
-    assert dataset.num_rows == 3710
+    assert dataset.num_rows == SAMPLE.chunks
     assert dataset.column_names == [name for name, _ in SPEC_COLUMNS]
     first = dataset[0]
     assert first["chunk_id"] == "doc-12_0::s-0::chunk-0"
@@ -159,7 +167,7 @@ def test_chunk_spans_are_exported_beside_the_chunks(sample_build: Build) -> None
         assert con.sql(
             "select count(*), count(distinct chunk_id), max(num_tokens)"
             f" from read_parquet('{files[0]}')"
-        ).fetchall() == [(3710, 3710, 256)]
+        ).fetchall() == [(SAMPLE.chunks, SAMPLE.chunks, 256)]
 
 
 def test_partial_build_creates_a_missing_export_dir(
@@ -174,7 +182,7 @@ def test_partial_build_creates_a_missing_export_dir(
     run_dbt_build(
         tmp_path,
         SAMPLE_JSONL,
-        select="path:models/marts/kilt_chunks.sql+",
+        select="kilt_chunks+",
         # Kept for the second partial build below, which needs the sections.
         extra_vars={"export_dir": str(nested), "keep_scratch": True},
     )
@@ -182,29 +190,3 @@ def test_partial_build_creates_a_missing_export_dir(
         "train-00000-of-00001.parquet"
     ]
     assert (nested / "data" / "chunk_spans" / "train-00000-of-00001.parquet").exists()
-    a_file = tmp_path / "a_file"
-    a_file.write_text("not a folder\n")
-    failed = run_dbt_build(
-        tmp_path,
-        SAMPLE_JSONL,
-        select="kilt_export",
-        extra_vars={"export_dir": str(a_file)},
-        check=False,
-    )
-    assert failed.returncode != 0
-    assert f"export_dir '{a_file}' is a file, not a folder" in failed.output
-
-
-def test_export_dir_with_a_tilde_is_made_where_duckdb_writes(
-    tmp_path: Path, monkeypatch
-) -> None:
-    """A leading "~" is the home folder, not "./~"."""
-    from kilt_chunks.build_info import prepare_export_dir
-
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.chdir(tmp_path)
-    assert prepare_export_dir("~/kilt/exports") == (
-        tmp_path / "home" / "kilt" / "exports"
-    )
-    assert (tmp_path / "home" / "kilt" / "exports").is_dir()
-    assert not (tmp_path / "~").exists()

@@ -18,6 +18,7 @@ import pytest
 
 from conftest import (
     ROOT,
+    SAMPLE,
     SAMPLE_JSONL,
     Build,
     copy_build,
@@ -27,7 +28,7 @@ from conftest import (
 )
 
 ORDERED = "select * from kilt_chunks order by chunk_id"
-TOTAL_CHUNKS = 3710
+TOTAL_CHUNKS = SAMPLE.chunks
 
 
 def _start_build(
@@ -266,9 +267,9 @@ def test_load_caps_the_database_then_reuses_the_load(
         assert seen == [before]  # the reader starts before the cap is set
         assert caps == [page_load.LOAD_MEMORY_LIMIT]
         assert _memory_limit(con) == before
-        assert con.sql("select count(*) from pages").fetchall() == [(106,)]
+        assert con.sql("select count(*) from pages").fetchall() == [(SAMPLE.pages,)]
         row = record.to_pylist()[0]
-        assert (row["lines_read"], row["is_reused"]) == (106, False)
+        assert (row["lines_read"], row["is_reused"]) == (SAMPLE.pages, False)
         assert row["kilt_path"] == str(SAMPLE_JSONL.resolve())
         con.register("record_df", record)
         con.execute("create table record as select * from record_df")
@@ -280,7 +281,7 @@ def test_load_caps_the_database_then_reuses_the_load(
         con.execute("delete from pages where page_order > 100")
         page_load.load_pages(con, str(SAMPLE_JSONL), "pages", record_relation="record")
         assert len(seen) == 2  # an incomplete load is loaded again
-        assert con.sql("select count(*) from pages").fetchall() == [(106,)]
+        assert con.sql("select count(*) from pages").fetchall() == [(SAMPLE.pages,)]
 
 
 def test_changed_page_id_alone_changes_the_fingerprint() -> None:

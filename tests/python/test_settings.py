@@ -6,7 +6,7 @@ from pathlib import Path
 
 from conftest import run_dbt_build
 from kilt_chunks.settings import KNOWN_VARIABLES, SPLITTER_CHOICES, settings_problems
-from kilt_chunks.splitting import SPLITTERS
+from kilt_chunks.splitter import SPLITTER_NAMES
 
 DEFAULTS = {
     "kilt_path": "data/kilt_enwiki2016_sample.jsonl",
@@ -29,7 +29,7 @@ def test_defaults_pass_and_every_project_variable_is_known() -> None:
     project = (Path(__file__).parents[2] / "dbt_project.yml").read_text()
     for name in KNOWN_VARIABLES:
         assert f"\n  {name}:" in project
-    assert SPLITTER_CHOICES == tuple(SPLITTERS)
+    assert SPLITTER_CHOICES == SPLITTER_NAMES
 
 
 def test_unknown_names_get_the_closest_known_one() -> None:
@@ -75,6 +75,19 @@ def test_min_overlap_is_characters_or_a_fraction() -> None:
     ]
     (problem,) = settings_problems({}, {**DEFAULTS, "min_overlap": "half"})
     assert problem.startswith("min_overlap = 'half': must be a number")
+
+
+def test_an_export_dir_that_is_a_file_is_refused_before_the_build(
+    tmp_path: Path,
+) -> None:
+    a_file = tmp_path / "a_file"
+    a_file.write_text("not a folder\n")
+    assert settings_problems({}, {**DEFAULTS, "export_dir": str(a_file)}) == [
+        f"export_dir = '{a_file}': is a file, not a folder: set export_dir to a "
+        'folder (or "" to skip the export)'
+    ]
+    for fine in ("", str(tmp_path), str(tmp_path / "new" / "folder")):
+        assert settings_problems({}, {**DEFAULTS, "export_dir": fine}) == []
 
 
 def test_a_typo_stops_the_build_before_the_input_is_read(tmp_path: Path) -> None:

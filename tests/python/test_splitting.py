@@ -17,8 +17,7 @@ from conftest import SAMPLE_JSONL, read_pages
 from kilt_chunks.sections import page_sections, parse_section_path, section_title
 from kilt_chunks.splitting import (
     CHUNK_SCHEMA,
-    _compacted,
-    get_split_function,
+    compacted_batch,
     split_batch,
     split_section,
     split_section_batches,
@@ -71,11 +70,11 @@ def test_long_section_splits_at_sentences() -> None:
     assert "".join(c + " " for c in chunks) == sentence * 60
 
 
-def test_unknown_splitter_is_rejected() -> None:
+def test_unknown_splitter_is_rejected_before_any_batch() -> None:
     with pytest.raises(ValueError, match="unknown splitter 'nltk'"):
-        get_split_function("nltk")
-    with pytest.raises(ValueError, match="chunk_size must be at least 1"):
-        get_split_function("llama_index", 0)
+        next(split_section_batches(iter([]), splitter="nltk"))
+    with pytest.raises(ValueError, match="chunk_size must be > 0, got 0"):
+        next(split_section_batches(iter([]), chunk_size=0))
 
 
 def test_blank_section_in_a_batch_names_the_page() -> None:
@@ -154,7 +153,7 @@ def test_sliced_batches_are_compacted_before_pickling() -> None:
     """A slice of a big table is sent to a worker as its own rows only."""
     table = pa.table({"section_text": ["x" * 1000] * 5000})
     piece = table.to_batches(max_chunksize=50)[7]
-    compact = _compacted(piece)
+    compact = compacted_batch(piece)
     assert compact.equals(piece)
     assert len(pickle.dumps(piece)) > 4_000_000  # the parent's buffers
     assert len(pickle.dumps(compact)) < 60_000

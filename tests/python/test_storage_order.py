@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import SAMPLE_JSONL, Build, read_pages, run_dbt_build
+from conftest import SAMPLE, SAMPLE_JSONL, Build, read_pages, run_dbt_build
 
 
 def _page_positions() -> dict[str, int]:
@@ -23,7 +23,7 @@ def test_sections_are_stored_in_page_and_section_order(sample_build: Build) -> N
     keys = sample_build.query(
         "select page_order, section_order from kilt_scratch.int_sections_assembled"
     )
-    assert len(keys) == 2043
+    assert len(keys) == SAMPLE.sections
     assert all(a < b for a, b in zip(keys, keys[1:], strict=False))
     chunked = sample_build.query(
         "select page_order, section_order from int_sections_chunked"
@@ -37,7 +37,7 @@ def test_chunks_are_stored_in_input_order(sample_build: Build) -> None:
     )
     position = _page_positions()
     keys = [(position[w], s, c) for w, s, c in rows]
-    assert len(keys) == 3710
+    assert len(keys) == SAMPLE.chunks
     assert keys == sorted(keys)
     assert len(set(keys)) == len(keys)
     # The first chunk is the first page's lead.
@@ -82,8 +82,7 @@ def test_misaligned_chunk_rows_stop_kilt_chunks(
     build = run_dbt_build(
         tmp_path,
         SAMPLE_JSONL,
-        # The project is also named kilt_chunks: select the model by path.
-        select="path:models/marts/kilt_chunks.sql",
+        select="kilt_chunks",
         extra_vars={"export_dir": ""},
         check=False,
     )

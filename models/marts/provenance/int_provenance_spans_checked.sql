@@ -49,7 +49,7 @@ span_pages as (
 
     from paragraphs
 
-    where wikipedia_id in (select wikipedia_id from spans)
+    where paragraphs.wikipedia_id in (select spans.wikipedia_id from spans)
 
     group by wikipedia_id
 
@@ -96,10 +96,10 @@ checked as (
     select
         *,
         coalesce(wikipedia_id, '') || '@'
-            || coalesce(start_paragraph_id::varchar, '') || ':'
-            || coalesce(start_character::varchar, '') || '-'
-            || coalesce(end_paragraph_id::varchar, '') || ':'
-            || coalesce(end_character::varchar, '') as span_id,
+        || coalesce(start_paragraph_id::varchar, '') || ':'
+        || coalesce(start_character::varchar, '') || '-'
+        || coalesce(end_paragraph_id::varchar, '') || ':'
+        || coalesce(end_character::varchar, '') as span_id,
         case
             when wikipedia_id is null
                 then 'no wikipedia_id'
@@ -107,29 +107,40 @@ checked as (
                 then 'page not in corpus'
             when is_page_level
                 then null
-            when start_paragraph_id is null or start_character is null
+            when
+                start_paragraph_id is null or start_character is null
                 or end_paragraph_id is null or end_character is null
                 then 'incomplete span offsets (some missing)'
-            when least(start_paragraph_id, start_character,
-                end_paragraph_id, end_character) < 0
+            when
+                least(
+                    start_paragraph_id, start_character,
+                    end_paragraph_id, end_character
+                ) < 0
                 then 'negative offset'
             when start_paragraph_id >= num_paragraphs
-                then 'start_paragraph_id ' || start_paragraph_id
+                then
+                    'start_paragraph_id ' || start_paragraph_id
                     || ' beyond page (' || num_paragraphs || ' paragraphs)'
             when end_paragraph_id >= num_paragraphs
-                then 'end_paragraph_id ' || end_paragraph_id
+                then
+                    'end_paragraph_id ' || end_paragraph_id
                     || ' beyond page (' || num_paragraphs || ' paragraphs)'
             when start_character > start_paragraph_length
-                then 'start_character ' || start_character || ' beyond paragraph '
+                then
+                    'start_character ' || start_character || ' beyond paragraph '
                     || start_paragraph_id || ' (' || start_paragraph_length
                     || ' characters)'
             when end_character > end_paragraph_length
-                then 'end_character ' || end_character || ' beyond paragraph '
+                then
+                    'end_character ' || end_character || ' beyond paragraph '
                     || end_paragraph_id || ' (' || end_paragraph_length
                     || ' characters)'
-            when end_paragraph_id < start_paragraph_id
-                or (end_paragraph_id = start_paragraph_id
-                    and end_character <= start_character)
+            when
+                end_paragraph_id < start_paragraph_id
+                or (
+                    end_paragraph_id = start_paragraph_id
+                    and end_character <= start_character
+                )
                 then 'empty or reversed span'
         end as reject_reason
 
@@ -156,7 +167,8 @@ sized as (
             when reject_reason is not null or is_page_level then null
             when start_paragraph_id = end_paragraph_id
                 then end_character - start_character
-            else start_paragraph_length - start_character
+            else
+                start_paragraph_length - start_character
                 + coalesce(middle_length, 0) + end_character
         end as span_chars,
         num_entries,

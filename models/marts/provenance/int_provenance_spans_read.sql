@@ -33,7 +33,8 @@ outputs as (
 
     from queries
 
-    cross join lateral (
+    -- A lateral unnest reads the current row: it cannot be a CTE.
+    cross join lateral (  -- noqa: ST05
         select
             unnest(queries.output) as answer_output,
             unnest(range(len(queries.output)))::integer as output_index
@@ -50,18 +51,19 @@ entries as (
         outputs.query_id,
         outputs.output_index,
         spans.provenance_index,
-        spans.span.wikipedia_id as wikipedia_id,
-        spans.span.title as title,
-        spans.span.section as section,
-        spans.span.start_paragraph_id as start_paragraph_id,
-        spans.span.start_character as start_character,
-        spans.span.end_paragraph_id as end_paragraph_id,
-        spans.span.end_character as end_character,
-        spans.span.bleu_score as bleu_score
+        spans.span.wikipedia_id,
+        spans.span.title,
+        spans.span.section,
+        spans.span.start_paragraph_id,
+        spans.span.start_character,
+        spans.span.end_paragraph_id,
+        spans.span.end_character,
+        spans.span.bleu_score
 
     from outputs
 
-    cross join lateral (
+    -- A lateral unnest reads the current row: it cannot be a CTE.
+    cross join lateral (  -- noqa: ST05
         select
             unnest(outputs.answer_output.provenance) as span,
             unnest(range(len(outputs.answer_output.provenance)))::integer

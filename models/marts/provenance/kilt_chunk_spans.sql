@@ -35,9 +35,7 @@ final as (
     -- chunk_id as kilt_chunks builds it (a test checks every one is there),
     -- so no join with the chunk text is needed.
     select
-        'doc-' || wikipedia_id || '_' || section_order::varchar
-            || '::s-' || section_order::varchar
-            || '::chunk-' || chunk_order::varchar as chunk_id,
+        {{ chunk_id('wikipedia_id', 'section_order', 'chunk_order') }} as chunk_id,
         wikipedia_id,
         section_order::integer as section_order,
         chunk_order::integer as chunk_order,

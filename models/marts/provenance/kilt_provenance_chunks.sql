@@ -24,7 +24,8 @@ valid_spans as (
 
     from spans
 
-    where reject_reason is null
+    where
+        reject_reason is null
         and not is_page_level
 
 ),
@@ -56,14 +57,18 @@ candidates as (
     inner join chunk_spans
         on valid_spans.wikipedia_id = chunk_spans.wikipedia_id
         and (
-            chunk_spans.start_paragraph_id < valid_spans.end_paragraph_id
-            or (chunk_spans.start_paragraph_id = valid_spans.end_paragraph_id
-                and chunk_spans.start_character < valid_spans.end_character)
+            valid_spans.end_paragraph_id > chunk_spans.start_paragraph_id
+            or (
+                valid_spans.end_paragraph_id = chunk_spans.start_paragraph_id
+                and valid_spans.end_character > chunk_spans.start_character
+            )
         )
         and (
             valid_spans.start_paragraph_id < chunk_spans.end_paragraph_id
-            or (valid_spans.start_paragraph_id = chunk_spans.end_paragraph_id
-                and valid_spans.start_character < chunk_spans.end_character)
+            or (
+                valid_spans.start_paragraph_id = chunk_spans.end_paragraph_id
+                and valid_spans.start_character < chunk_spans.end_character
+            )
         )
 
 ),
@@ -78,8 +83,11 @@ text_paragraphs as (
 
     from paragraphs
 
-    where paragraph_kind in ('body', 'bullet')
-        and wikipedia_id in (select wikipedia_id from valid_spans)
+    where
+        paragraph_kind in ('body', 'bullet')
+        and paragraphs.wikipedia_id in (
+            select valid_spans.wikipedia_id from valid_spans
+        )
 
 ),
 
@@ -114,9 +122,9 @@ paragraph_overlaps as (
 
     inner join text_paragraphs
         on candidates.wikipedia_id = text_paragraphs.wikipedia_id
-        and text_paragraphs.paragraph_id between
-            greatest(candidates.start_paragraph_id, candidates.chunk_start_paragraph_id)
-            and least(candidates.end_paragraph_id, candidates.chunk_end_paragraph_id)
+        and text_paragraphs.paragraph_id between greatest(
+            candidates.start_paragraph_id, candidates.chunk_start_paragraph_id
+        ) and least(candidates.end_paragraph_id, candidates.chunk_end_paragraph_id)
 
 ),
 
@@ -167,13 +175,17 @@ matched as (
         span_chars::integer as span_chars,
         (
             chunk_start_paragraph_id < start_paragraph_id
-            or (chunk_start_paragraph_id = start_paragraph_id
-                and chunk_start_character <= start_character)
+            or (
+                chunk_start_paragraph_id = start_paragraph_id
+                and chunk_start_character <= start_character
+            )
         )
         and (
             end_paragraph_id < chunk_end_paragraph_id
-            or (end_paragraph_id = chunk_end_paragraph_id
-                and end_character <= chunk_end_character)
+            or (
+                end_paragraph_id = chunk_end_paragraph_id
+                and end_character <= chunk_end_character
+            )
         ) as is_span_inside_chunk,
         (count(*) over (partition by task, query_id, span_id))::integer
             as num_span_chunks

@@ -46,7 +46,8 @@ not_found as (
         and spans.query_id is not distinct from matches.query_id
         and spans.span_id = matches.span_id
 
-    where spans.reject_reason is null
+    where
+        spans.reject_reason is null
         and not spans.is_page_level
 
 ),

@@ -92,9 +92,9 @@ match_counts as (
 
     select
         task,
-        count(distinct (query_id, span_id)) filter (where num_span_chunks = 1)
+        count(distinct row(query_id, span_id)) filter (where num_span_chunks = 1)
             as num_spans_one_chunk,
-        count(distinct (query_id, span_id)) filter (where num_span_chunks > 1)
+        count(distinct row(query_id, span_id)) filter (where num_span_chunks > 1)
             as num_spans_several_chunks
 
     from matches
@@ -158,9 +158,10 @@ summary as (
             as num_queries_with_provenance,
         coalesce(page_qrel_counts.num_queries_with_pages, 0)
             as num_queries_with_pages,
-        coalesce(chunk_qrel_counts.num_queries_with_chunks, 0) as num_queries_with_chunks,
+        coalesce(chunk_qrel_counts.num_queries_with_chunks, 0)
+            as num_queries_with_chunks,
         coalesce(query_counts.num_queries, 0)
-            - coalesce(chunk_qrel_counts.num_queries_with_chunks, 0)
+        - coalesce(chunk_qrel_counts.num_queries_with_chunks, 0)
             as num_queries_without_chunks,
         coalesce(query_counts.num_provenance, 0) as num_provenance,
         coalesce(span_counts.num_spans, 0) as num_spans,

@@ -37,9 +37,9 @@ graded_matches as (
 
     where
         {%- if min_overlap >= 1 %}
-        overlap_chars >= {{ min_overlap | int }}
+            overlap_chars >= {{ min_overlap | int }}
         {%- else %}
-        overlap_chars >= {{ min_overlap }} * span_chars
+            overlap_chars >= {{ min_overlap }} * span_chars
         {%- endif %}
 
 ),

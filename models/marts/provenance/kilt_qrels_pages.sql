@@ -32,7 +32,8 @@ entries as (
 
     from provenance
 
-    where provenance_index is not null
+    where
+        provenance_index is not null
         and wikipedia_id is not null
 
 ),
@@ -62,7 +63,7 @@ pages_in_corpus as (
 
     from paragraphs
 
-    where wikipedia_id in (select wikipedia_id from entries)
+    where paragraphs.wikipedia_id in (select entries.wikipedia_id from entries)
 
 ),
 

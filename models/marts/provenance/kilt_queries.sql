@@ -41,8 +41,10 @@ queries as (
         -- Answers in output order; outputs without an answer (provenance
         -- only) give none.
         coalesce(
-            [answer_output.answer for answer_output in output
-                if answer_output.answer is not null],
+            [
+                answer_output.answer for answer_output in output
+                if answer_output.answer is not null
+            ],
             []
         )::varchar[] as answers,
         coalesce(len(output), 0)::integer as num_outputs
@@ -64,7 +66,8 @@ output_pages as (
 
     from provenance
 
-    where provenance_index is not null
+    where
+        provenance_index is not null
         and wikipedia_id is not null
 
     group by task, query_id, output_index

@@ -66,9 +66,9 @@ page_totals as (
 totals as (
 
     select
-        chunk_totals.* exclude (tokens_per_chunk_quantiles),
-        tokens_per_chunk_quantiles[1]::double as tokens_per_chunk_median,
-        tokens_per_chunk_quantiles[2]::double as tokens_per_chunk_p90,
+        chunk_totals.* exclude (chunk_totals.tokens_per_chunk_quantiles),
+        chunk_totals.tokens_per_chunk_quantiles[1]::double as tokens_per_chunk_median,
+        chunk_totals.tokens_per_chunk_quantiles[2]::double as tokens_per_chunk_p90,
         section_totals.*,
         page_totals.*
 
@@ -90,26 +90,27 @@ descriptions as (
 
     select * from (
         values
-            (0, 'pages', 'pages with at least one chunk'),
-            (1, 'sections', 'kept sections'),
-            (2, 'chunks', 'chunks'),
-            (3, 'tokens', 'cl100k_base tokens over all chunks'),
-            (4, 'tokens_per_chunk_mean', 'tokens per chunk, mean'),
-            (5, 'tokens_per_chunk_median', 'tokens per chunk, median'),
-            (6, 'tokens_per_chunk_p90', 'tokens per chunk, 90th percentile'),
-            (7, 'tokens_per_chunk_min', 'tokens per chunk, fewest'),
-            (8, 'tokens_per_chunk_max', 'tokens per chunk, most'),
-            (9, 'characters_per_chunk_mean', 'characters (code points) per chunk, mean'),
-            (10, 'chunks_under_32_tokens', 'chunks of fewer than 32 tokens'),
-            (11, 'share_under_32_tokens', 'share of chunks under 32 tokens'),
-            (12, 'chunks_over_chunk_size', 'chunks of more tokens than chunk_size'),
-            (13, 'chunks_per_section_mean', 'chunks per section, mean'),
-            (14, 'chunks_per_section_median', 'chunks per section, median'),
-            (15, 'chunks_per_section_max', 'chunks per section, most'),
-            (16, 'sections_per_page_mean', 'kept sections per page, mean'),
-            (17, 'sections_per_page_median', 'kept sections per page, median'),
-            (18, 'sections_per_page_max', 'kept sections per page, most')
-    ) as descriptions (statistic_order, statistic, description)
+        (0, 'pages', 'pages with at least one chunk'),
+        (1, 'sections', 'kept sections'),
+        (2, 'chunks', 'chunks'),
+        (3, 'tokens', 'cl100k_base tokens over all chunks'),
+        (4, 'tokens_per_chunk_mean', 'tokens per chunk, mean'),
+        (5, 'tokens_per_chunk_median', 'tokens per chunk, median'),
+        (6, 'tokens_per_chunk_p90', 'tokens per chunk, 90th percentile'),
+        (7, 'tokens_per_chunk_min', 'tokens per chunk, fewest'),
+        (8, 'tokens_per_chunk_max', 'tokens per chunk, most'),
+        (9, 'characters_per_chunk_mean', 'characters (code points) per chunk, mean'),
+        (10, 'chunks_under_32_tokens', 'chunks of fewer than 32 tokens'),
+        (11, 'share_under_32_tokens', 'share of chunks under 32 tokens'),
+        (12, 'chunks_over_chunk_size', 'chunks of more tokens than chunk_size'),
+        (13, 'chunks_per_section_mean', 'chunks per section, mean'),
+        (14, 'chunks_per_section_median', 'chunks per section, median'),
+        (15, 'chunks_per_section_max', 'chunks per section, most'),
+        (16, 'sections_per_page_mean', 'kept sections per page, mean'),
+        (17, 'sections_per_page_median', 'kept sections per page, median'),
+        (18, 'sections_per_page_max', 'kept sections per page, most')
+    -- The alias names the columns of the values list.
+    ) as descriptions (statistic_order, statistic, description)  -- noqa: AL05
 
 ),
 
@@ -124,7 +125,7 @@ stats as (
     from descriptions
 
     left join totals_unpivoted
-        on totals_unpivoted.statistic = descriptions.statistic
+        on descriptions.statistic = totals_unpivoted.statistic
 
     order by descriptions.statistic_order
 

@@ -1,0 +1,90 @@
+"""Sentence splitters that give LlamaIndex's ``SentenceSplitter`` chunks.
+
+One entry point, :func:`get_splitter`, returns a :class:`Splitter`: the fast,
+exact re-implementation (``"fast"``, :mod:`.sentence`) or stock LlamaIndex
+(``"llama_index"``, :mod:`.stock`). Both give the same chunks for every text.
+
+Modules, as LlamaIndex and chonkie split theirs:
+
+* :mod:`.tokens`: exact cl100k_base token counts (rs-bpe; tiktoken as the
+  reference) and the cheap bounds that let the splitter skip counting;
+* :mod:`.punkt`: NLTK's untrained Punkt sentence tokenizer, ported;
+* :mod:`.sentence`: the split cascade and greedy merge of ``SentenceSplitter``;
+* :mod:`.chunk_tokens`: a chunk's token count derived from its pieces' counts;
+* :mod:`.stock`: the stock splitter, the reference.
+
+Example::
+
+    >>> from kilt_chunks.splitter import get_splitter
+    >>> get_splitter("fast", 256).split_text("Albedo is a ratio. It is 0.3.")
+    ['Albedo is a ratio. It is 0.3.']
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Protocol
+
+from kilt_chunks.splitter.sentence import FastSentenceSplitter
+from kilt_chunks.splitter.stock import StockSentenceSplitter
+from kilt_chunks.splitter.tokens import count_tokens
+
+__all__ = [
+    "SPLITTER_NAMES",
+    "FastSentenceSplitter",
+    "Splitter",
+    "StockSentenceSplitter",
+    "count_tokens",
+    "get_splitter",
+]
+
+#: Names accepted by :func:`get_splitter`.
+SPLITTER_NAMES: tuple[str, ...] = ("fast", "llama_index")
+
+
+class Splitter(Protocol):
+    """What the pipeline calls on a splitter."""
+
+    chunk_size: int
+
+    def split_text(self, text: str) -> list[str]:
+        """The chunks of ``text``, stripped, in text order."""
+        ...
+
+    def split_text_with_token_counts(self, text: str) -> list[tuple[str, int]]:
+        """The chunks of ``text``, each with its exact cl100k_base token count."""
+        ...
+
+
+def get_splitter(name: str = "fast", chunk_size: int = 256) -> Splitter:
+    """The process's splitter called ``name`` for ``chunk_size`` (cached).
+
+    Args:
+        name: ``"fast"`` (:class:`FastSentenceSplitter`) or ``"llama_index"``
+            (:class:`StockSentenceSplitter`); both give identical chunks.
+        chunk_size: Chunk size in cl100k tokens (> 0). As in LlamaIndex, a
+            chunk can come out a few tokens larger (pieces are counted
+            separately; SPEC rule 6).
+
+    Returns:
+        An object with ``split_text(text) -> list[str]`` and
+        ``split_text_with_token_counts(text) -> list[(chunk, num_tokens)]``.
+
+    Raises:
+        ValueError: ``name`` is not one of :data:`SPLITTER_NAMES`, or
+            ``chunk_size`` is not a positive integer.
+
+    Source: LlamaIndex ``SentenceSplitter(chunk_size, chunk_overlap=0)``.
+    """
+    if name not in SPLITTER_NAMES:
+        allowed = ", ".join(repr(n) for n in SPLITTER_NAMES)
+        raise ValueError(f"unknown splitter {name!r}; allowed names: {allowed}")
+    return _splitter(name, chunk_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _splitter(name: str, chunk_size: int) -> Splitter:
+    """One splitter per (name, chunk size) and process."""
+    if name == "fast":
+        return FastSentenceSplitter(chunk_size)
+    return StockSentenceSplitter(chunk_size)
