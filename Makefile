@@ -26,12 +26,16 @@ summary: setup
 stats: setup
 	$(BIN)/kilt-chunks stats
 
+# Two pytest-xdist workers (the machine's 2 cores), test files kept whole per
+# worker; the shared sample builds are made once (tests/python/conftest.py).
+PYTEST_WORKERS ?= 2
+
 test: setup
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 # The inner loop: every test that does not run dbt (about a minute).
 test-fast: setup
-	$(BIN)/pytest -m "not dbt"
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile -m "not dbt"
 
 lint: setup
 	$(BIN)/ruff check src tests bench python_models

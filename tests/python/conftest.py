@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -111,13 +112,57 @@ def failed_dbt_build(workdir: Path, kilt_path: Path | str, **options) -> str:
     return build.output
 
 
+def shared_build(
+    tmp_path_factory: pytest.TempPathFactory,
+    name: str,
+    kilt_path: Path,
+    **options,
+) -> Build:
+    """One :func:`run_dbt_build` per test session, shared by every pytest-xdist
+    worker (``make test`` runs two): the first worker to ask builds it under
+    the session's common temporary folder while holding a file lock; the
+    others wait on the lock and reuse the finished build (recorded in
+    ``build.json``). Tests read such a build only (``Build.query`` opens it
+    read-only) or copy it (:func:`copy_build`)."""
+    from filelock import FileLock
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # shared by the workers of this session
+    workdir = root / f"shared_{name}"
+    record = workdir / "build.json"
+    with FileLock(str(root / f"shared_{name}.lock")):
+        if record.exists():
+            fields = json.loads(record.read_text(encoding="utf-8"))
+            return Build(
+                Path(fields["db_path"]),
+                Path(fields["export_dir"]),
+                fields["returncode"],
+                fields["output"],
+            )
+        build = run_dbt_build(workdir, kilt_path, **options)
+        record.write_text(
+            json.dumps(
+                {
+                    "db_path": str(build.db_path),
+                    "export_dir": str(build.export_dir),
+                    "returncode": build.returncode,
+                    "output": build.output,
+                }
+            ),
+            encoding="utf-8",
+        )
+        return build
+
+
 @pytest.fixture(scope="session")
 def sample_build(tmp_path_factory: pytest.TempPathFactory) -> Build:
     """The bundled 106-page sample built from KILT JSON lines, its scratch
     database kept (``kilt_scratch.int_sections_assembled`` and
-    ``kilt_scratch.stg_kilt__pages`` can be queried)."""
-    return run_dbt_build(
-        tmp_path_factory.mktemp("sample_jsonl"),
+    ``kilt_scratch.stg_kilt__pages`` can be queried); built once per session."""
+    return shared_build(
+        tmp_path_factory,
+        "sample_jsonl",
         SAMPLE_JSONL,
         extra_vars={"keep_scratch": True, "workers": 2},
     )
@@ -125,8 +170,9 @@ def sample_build(tmp_path_factory: pytest.TempPathFactory) -> Build:
 
 @pytest.fixture(scope="session")
 def sample_parquet_build(tmp_path_factory: pytest.TempPathFactory) -> Build:
-    """The same sample built from the Hugging Face Parquet shape."""
-    return run_dbt_build(tmp_path_factory.mktemp("sample_parquet"), SAMPLE_PARQUET)
+    """The same sample built from the Hugging Face Parquet shape (once per
+    session)."""
+    return shared_build(tmp_path_factory, "sample_parquet", SAMPLE_PARQUET)
 
 
 def copy_build(build: Build, workdir: Path) -> None:
