@@ -3,15 +3,20 @@
         read by `kilt-chunks summary`. on-run-start (no results): the run
         started and has not finished. on-run-end (the last hook, after every
         node, the export model kilt_export included): when it ended, whether
-        every node succeeded, which failed. A killed build keeps the row of
+        every node succeeded, which failed, whether it chunked (so the
+        summary gives MB/s only for a run that did). A killed build keeps the row of
         its start, so the summary never shows an earlier build's figures as
         this one's. -#}
     {%- if execute and flags.WHICH in ('build', 'run') -%}
         {%- if results is none -%}
             {%- set failed = [] -%}
+            {%- set succeeded = [] -%}
         {%- else -%}
             {%- set failed = results
                 | selectattr('status', 'in', ['error', 'fail', 'runtime error'])
+                | map(attribute='node') | map(attribute='name') | list -%}
+            {%- set succeeded = results
+                | selectattr('status', 'equalto', 'success')
                 | map(attribute='node') | map(attribute='name') | list -%}
         {%- endif -%}
         create or replace table {{ target.database }}.{{ target.schema }}.kilt_build_run as
@@ -23,7 +28,8 @@
                 as wall_seconds,
             {{ 'true' if results is not none and failed | length == 0 else 'false' }} as is_complete,
             [{% for name in failed %}'{{ name }}'{% if not loop.last %}, {% endif %}{% endfor %}]::varchar[]
-                as failed_nodes
+                as failed_nodes,
+            {{ 'true' if 'int_sections_chunked' in succeeded else 'false' }} as is_chunking_run
     {%- else -%}
         select 1
     {%- endif -%}

@@ -67,13 +67,22 @@ def build_summary(db_path: str) -> str:
         has_run = con.sql(
             "select count(*) from duckdb_tables() where table_name = 'kilt_build_run'"
         ).fetchall()[0][0]
+        run_columns = {
+            name
+            for (name,) in con.sql(
+                "select column_name from duckdb_columns()"
+                " where table_name = 'kilt_build_run'"
+            ).fetchall()
+        }
+        # Files of builds before the column existed: their runs chunked.
+        chunked = "is_chunking_run" if "is_chunking_run" in run_columns else "true"
         run = (
             dict(
                 zip(
-                    ["wall_seconds", "is_complete", "failed_nodes"],
+                    ["wall_seconds", "is_complete", "failed_nodes", "chunked"],
                     con.sql(
-                        "select wall_seconds, is_complete, failed_nodes"
-                        " from kilt_build_run"
+                        "select wall_seconds, is_complete, failed_nodes,"
+                        f" {chunked} from kilt_build_run"
                     ).fetchall()[0],
                     strict=True,
                 )
@@ -123,11 +132,12 @@ def build_summary(db_path: str) -> str:
     ]
     if run is not None and run["wall_seconds"] is not None:
         seconds = float(run["wall_seconds"])
-        rate = row["section_text_bytes"] / 1e6 / seconds if seconds > 0 else 0.0
-        lines.append(
-            f"  build wall time   {seconds:>12,.1f} s"
-            f"  ({rate:,.1f} MB/s of section text)"
-        )
+        if run["chunked"]:
+            rate = row["section_text_bytes"] / 1e6 / seconds if seconds > 0 else 0.0
+            speed = f"  ({rate:,.1f} MB/s of section text)"
+        else:
+            speed = "  (a partial run: it did not chunk)"
+        lines.append(f"  build wall time   {seconds:>12,.1f} s{speed}")
     if run is not None and not run["is_complete"]:
         where = (
             "failed in: " + ", ".join(run["failed_nodes"])

@@ -173,11 +173,14 @@ def test_chunk_spans_are_exported_beside_the_chunks(sample_build: Build) -> None
 def test_partial_build_creates_a_missing_export_dir(
     tmp_path: Path, sample_build: Build
 ) -> None:
-    """The export makes its folder itself, parents included, and a file in the
-    way stops it with a message naming it."""
+    """The export makes its folder itself, parents included; the summary of
+    a partial run that did not chunk gives no MB/s (the full build's does)."""
     from conftest import copy_build
+    from kilt_chunks.cli import build_summary
 
     copy_build(sample_build, tmp_path)
+    db_path = str(tmp_path / "kilt_chunks.duckdb")
+    assert "MB/s of section text)" in build_summary(db_path)
     nested = tmp_path / "new" / "exports"
     run_dbt_build(
         tmp_path,
@@ -186,6 +189,9 @@ def test_partial_build_creates_a_missing_export_dir(
         # Kept for the second partial build below, which needs the sections.
         extra_vars={"export_dir": str(nested), "keep_scratch": True},
     )
+    summary = build_summary(db_path)
+    assert "(a partial run: it did not chunk)" in summary
+    assert "MB/s" not in summary
     assert [f.name for f in config_files(nested, "chunks")] == [
         "train-00000-of-00001.parquet"
     ]
