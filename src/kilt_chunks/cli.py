@@ -64,9 +64,6 @@ def build_summary(db_path: str) -> str:
         row = dict(zip(audit.columns, audit.fetchall()[0], strict=True))
         info_rel = con.sql("select * from kilt_build_info")
         info = dict(zip(info_rel.columns, info_rel.fetchall()[0], strict=True))
-        has_run = con.sql(
-            "select count(*) from duckdb_tables() where table_name = 'kilt_build_run'"
-        ).fetchall()[0][0]
         run_columns = {
             name
             for (name,) in con.sql(
@@ -74,6 +71,7 @@ def build_summary(db_path: str) -> str:
                 " where table_name = 'kilt_build_run'"
             ).fetchall()
         }
+        has_run = bool(run_columns)
         # Files of builds before the column existed: their runs chunked.
         chunked = "is_chunking_run" if "is_chunking_run" in run_columns else "true"
         run = (

@@ -28,9 +28,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from kilt_chunks.settings import export_dir_problem
+
 __all__ = [
-    "prepare_export_dir",
-    "replace_folder",
     "CARD_FILE",
     "CHUNKS_SCHEMA",
     "CHUNK_QRELS_SCHEMA",
@@ -53,6 +53,8 @@ __all__ = [
     "files_table",
     "finish_export",
     "parquet_file_name",
+    "prepare_export_dir",
+    "replace_folder",
     "start_export",
     "write_config",
     "write_parquet_files",
@@ -493,12 +495,10 @@ def prepare_export_dir(export_dir: str) -> Path | None:
     """
     if not export_dir:
         return None
+    problem = export_dir_problem(export_dir)
+    if problem:
+        raise NotADirectoryError(f"export_dir {export_dir!r} {problem}")
     root = Path(export_dir).expanduser()
-    if root.exists() and not root.is_dir():
-        raise NotADirectoryError(
-            f"export_dir {export_dir!r} is a file, not a folder: set export_dir "
-            'to a folder (or "" to skip the export)'
-        )
     root.mkdir(parents=True, exist_ok=True)
     return root
 

@@ -21,7 +21,13 @@ from typing import Any
 #: here, so that the check costs dbt no start-up time).
 SPLITTER_CHOICES = ("fast", "llama_index")
 
-__all__ = ["KNOWN_VARIABLES", "dbt_project_dir", "project_path", "settings_problems"]
+__all__ = [
+    "KNOWN_VARIABLES",
+    "dbt_project_dir",
+    "export_dir_problem",
+    "project_path",
+    "settings_problems",
+]
 
 
 def dbt_project_dir() -> str | None:
@@ -109,16 +115,24 @@ def _text(value: Any) -> str | None:
     return None if isinstance(value, str) else "must be text (a path)"
 
 
-def _export_folder(value: Any) -> str | None:
-    """A path (``""``: no export) that is not an existing file."""
-    if not isinstance(value, str):
-        return "must be text (a path)"
-    if value and os.path.isfile(os.path.expanduser(project_path(value))):
+def export_dir_problem(export_dir: str) -> str | None:
+    """What is wrong with the export folder ``export_dir`` (a resolved path;
+    ``""`` is no export, a leading ``~`` the home folder), or None: it must
+    not exist as anything but a folder (a missing one is created). Used by the
+    settings check and by :func:`kilt_chunks.export.prepare_export_dir`."""
+    path = os.path.expanduser(export_dir) if export_dir else ""
+    if path and os.path.exists(path) and not os.path.isdir(path):
         return (
             'is a file, not a folder: set export_dir to a folder (or "" to skip '
             "the export)"
         )
     return None
+
+
+def _export_folder(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return "must be text (a path)"
+    return export_dir_problem(project_path(value))
 
 
 #: Every variable of the project (``dbt_project.yml``), with its check: None

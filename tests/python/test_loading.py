@@ -49,6 +49,16 @@ def test_missing_path_is_a_clear_error(tmp_path: Path) -> None:
         detect_input_kind(str(tmp_path / "nope.jsonl"))
 
 
+def _missing(tmp_path: Path) -> Path:
+    return tmp_path / "missing.jsonl"
+
+
+def _empty(tmp_path: Path) -> Path:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    return empty
+
+
 def _truncated_gzip(tmp_path: Path) -> Path:
     full = gzip.compress(SAMPLE_JSONL.read_bytes())
     truncated = tmp_path / "kilt.json.gz"
@@ -60,11 +70,11 @@ def _truncated_gzip(tmp_path: Path) -> Path:
     ("make_input", "message"),
     [
         (
-            lambda tmp: tmp / "missing.jsonl",
+            _missing,
             r"'[^']*missing.jsonl': no such file or directory",
         ),
         (
-            lambda tmp: (tmp / "empty.jsonl", (tmp / "empty.jsonl").write_text(""))[0],
+            _empty,
             r"'[^']*empty.jsonl': input is empty \(no lines to read\)",
         ),
         (
