@@ -24,14 +24,9 @@ loaded_pages as (
     select
         page_order,
         wikipedia_id,
-        wikipedia_title,
-        categories,
-        pageid,
-        parentid,
-        revid,
-        timestamp,
-        url,
-        wikidata_id,
+        {% for column in page_metadata_columns() -%}
+            {{ column }},
+        {% endfor -%}
         paragraphs
 
     from pages
@@ -208,14 +203,7 @@ sections_titled as (
         end_paragraph_id,
         paragraph_text_lengths,
         paragraph_start_characters,
-        wikipedia_title,
-        categories,
-        pageid,
-        parentid,
-        revid,
-        timestamp,
-        url,
-        wikidata_id
+        {{ page_metadata_columns() | join(',\n        ') }}
 
     from sections_parsed
 

@@ -124,14 +124,8 @@ chunks as (
         section_order::integer as section_order,
         num_sections::integer as num_sections,
         wikipedia_id::varchar as wikipedia_id,
-        wikipedia_title::varchar as wikipedia_title,
-        categories::varchar as categories,
-        pageid::varchar as pageid,
-        parentid::varchar as parentid,
-        revid::varchar as revid,
-        timestamp::varchar as timestamp,
-        url::varchar as url,
-        wikidata_id::varchar as wikidata_id
+        -- VARCHAR from stg_kilt__pages on (the contract checks it).
+        {{ page_metadata_columns() | join(',\n        ') }}
 
     from chunk_rows
 

@@ -227,10 +227,11 @@ def test_chunking_restores_the_memory_limit(tmp_path: Path) -> None:
         )
         chunks = chunk_sections_resumable(con, con.table("sections"), workers=1)
         text_hash = con.sql("select hash('One sentence. Another one.')").fetchall()
-        # The chunk lists, then the carried section columns, then the KILT
-        # spans (this relation has no paragraph range or lengths: NULL).
+        # The chunk lists (no chunk_texts for a short section), then the
+        # carried section columns, then the KILT spans (this relation has no
+        # paragraph range or lengths: NULL).
         assert chunks.fetchall() == [
-            (1, "7", 0, 1, [0], [26], [6], text_hash[0][0], 26) + (None,) * 6
+            (1, "7", 0, 1, [0], [26], [6], None, text_hash[0][0], 26) + (None,) * 6
         ]
         assert _memory_limit(con) == before
 
