@@ -18,6 +18,9 @@ from llama_index.core.utils import get_tokenizer
 
 from conftest import SAMPLE_JSONL, Build, failed_dbt_build, run_dbt_build
 
+#: Every test of this module runs dbt (make test-fast leaves them out).
+pytestmark = pytest.mark.dbt
+
 
 def _page(page_id: str, title: str, text: object, /, **extra: object) -> str:
     page = {

@@ -133,6 +133,7 @@ def test_kilt_spans_reject_a_chunk_past_its_paragraphs() -> None:
         _kilt_spans(sections)
 
 
+@pytest.mark.dbt
 def test_every_sample_chunk_is_rebuilt_from_its_kilt_span(sample_build: Build) -> None:
     pages = {page["wikipedia_id"]: page["text"] for page in read_pages(SAMPLE_JSONL)}
     rows = sample_build.query(
@@ -149,6 +150,7 @@ def test_every_sample_chunk_is_rebuilt_from_its_kilt_span(sample_build: Build) -
     assert mismatches == []
 
 
+@pytest.mark.dbt
 def test_sample_section_offsets_and_token_counts(sample_build: Build) -> None:
     rows = sample_build.query(
         "select sections.section_text, spans.section_start_char,"
@@ -165,12 +167,14 @@ def test_sample_section_offsets_and_token_counts(sample_build: Build) -> None:
     assert all(n == len(tokenizer(chunk)) for _, _, _, n, chunk in rows)
 
 
+@pytest.mark.dbt
 def test_chunk_spans_keep_mart_order(sample_build: Build) -> None:
     spans = sample_build.query("select chunk_id from kilt_chunk_spans")
     chunks = sample_build.query("select chunk_id from kilt_chunks")
     assert spans == chunks
 
 
+@pytest.mark.dbt
 def test_provenance_models_are_empty_without_tasks(sample_build: Build) -> None:
     for table in (
         "int_task_lines_read",

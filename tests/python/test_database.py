@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from conftest import SAMPLE, Build
 from kilt_chunks.database import STORAGE_COMPATIBILITY_VERSION, connect
@@ -27,6 +28,7 @@ def _cli(db: Path, sql: str) -> str:
     return proc.stdout.strip()
 
 
+@pytest.mark.dbt
 def test_the_duckdb_cli_opens_the_built_file_and_its_scratch(
     sample_build: Build,
 ) -> None:

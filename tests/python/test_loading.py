@@ -140,6 +140,7 @@ def test_hf_parquet_and_datasets_folder_match_jsonl(tmp_path: Path) -> None:
     assert _normalised(_rows(folder)) == expected
 
 
+@pytest.mark.dbt
 def test_datasets_folder_builds_same_chunks(tmp_path: Path, sample_build) -> None:
     folder = tmp_path / "kilt_saved"
     datasets.Dataset.from_parquet(str(SAMPLE_PARQUET)).save_to_disk(str(folder))

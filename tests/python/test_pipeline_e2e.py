@@ -7,10 +7,14 @@ from pathlib import Path
 import datasets
 import duckdb
 import pyarrow.parquet as pq
+import pytest
 
 from conftest import SAMPLE, SAMPLE_JSONL, Build, read_pages, run_dbt_build
 from kilt_chunks.export import config_files
 from kilt_chunks.sections import chunk_page
+
+#: Every test of this module runs dbt (make test-fast leaves them out).
+pytestmark = pytest.mark.dbt
 
 SPEC_COLUMNS = [
     ("chunk_id", "VARCHAR"),

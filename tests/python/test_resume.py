@@ -76,6 +76,7 @@ def _wait_for_progress(
     raise AssertionError("build ended before the chunking progress was seen")
 
 
+@pytest.mark.dbt
 def test_killed_build_resumes_to_identical_output(
     tmp_path: Path, sample_build: Build
 ) -> None:
@@ -106,6 +107,7 @@ def test_killed_build_resumes_to_identical_output(
     ]
 
 
+@pytest.mark.dbt
 def test_rerun_is_idempotent_and_full_refresh_rebuilds(tmp_path: Path) -> None:
     keep = {"export_dir": "", "keep_scratch": True}
     first = run_dbt_build(tmp_path, SAMPLE_JSONL, extra_vars=keep)
@@ -138,6 +140,7 @@ def test_rerun_is_idempotent_and_full_refresh_rebuilds(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.dbt
 def test_changed_input_does_not_reuse_old_chunks(
     tmp_path: Path, sample_build: Build
 ) -> None:
@@ -152,6 +155,7 @@ def test_changed_input_does_not_reuse_old_chunks(
     ) == build.query("select count(*) from kilt_chunks")
 
 
+@pytest.mark.dbt
 def test_second_build_on_a_busy_database_gets_a_clear_message(tmp_path: Path) -> None:
     # Pages of 1 MB without spaces keep the stock splitter busy for a while.
     slow_pages = tmp_path / "slow.jsonl"
@@ -477,6 +481,7 @@ def test_advised_memory_limit_passes_the_floor_check_it_came_from(
     assert advised_memory_limit(1500 * 2**20) == "2GiB"
 
 
+@pytest.mark.dbt
 def test_connection_setup_errors_are_one_message_without_traceback(
     tmp_path: Path,
 ) -> None:
