@@ -79,22 +79,21 @@ def _last_run_failure(con: duckdb.DuckDBPyConnection) -> str | None:
     finished, or the file predates the table."""
     if not _has_table(con, "kilt_build_run"):
         return None
-    row = con.sql("select is_complete, failed_nodes from kilt_build_run").fetchone()
-    if row is None or row[0]:
+    rows = con.sql("select is_complete, failed_nodes from kilt_build_run").fetchall()
+    if not rows or rows[0][0]:
         return None
-    if row[1]:
-        return "failed in: " + ", ".join(row[1])
+    if rows[0][1]:
+        return "failed in: " + ", ".join(rows[0][1])
     return "did not finish (killed, or a step after the models failed, e.g. the export)"
 
 
 def _has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    return bool(
-        con.execute(
-            "select count(*) from duckdb_tables() where table_name = ?"
-            " and database_name = current_database()",
-            [name],
-        ).fetchone()[0]  # type: ignore[index]
-    )
+    ((count,),) = con.execute(
+        "select count(*) from duckdb_tables() where table_name = ?"
+        " and database_name = current_database()",
+        [name],
+    ).fetchall()
+    return bool(count)
 
 
 def _require_tables(

@@ -16,6 +16,7 @@ import pytest
 from huggingface_hub import DatasetCard, HfApi
 
 from conftest import SAMPLE, SAMPLE_JSONL, Build, read_pages, run_dbt_build
+from export_kill import Killed, stopped_at, write_export, write_qrels
 from kilt_chunks.card import LICENSE, check_card, dataset_card
 from kilt_chunks.cli import corpus_stats, main
 from kilt_chunks.export import (
@@ -474,3 +475,111 @@ def test_an_export_dir_that_is_a_file_is_refused_by_name(tmp_path: Path) -> None
         'folder (or "" to skip the export)'
     )
     assert prepare_export_dir("") is None
+
+
+# -- issue 21: a kill at any step leaves one whole export; one owner -------
+
+
+def _run_killed(
+    root: Path, marker: str, rows: int, kill_at: int, exchange: bool, *extra: str
+) -> bool:
+    """Write the export (or with "qrels" the qrels files) of ``rows`` rows
+    marked ``marker`` into ``root``, stopped before step ``kill_at``; whether
+    it finished."""
+    write = write_qrels if extra == ("qrels",) else write_export
+    try:
+        with stopped_at(kill_at, exchange):
+            write(root, marker, rows)
+    except Killed:
+        return False
+    return True
+
+
+def _loaded_ids(root: Path, cache: Path) -> tuple[list[str], list[str]]:
+    """The chunk ids of the two configs, as `datasets.load_dataset` reads the
+    folder (offline, a fresh cache per call)."""
+    ids = []
+    for config in ("chunks", "chunk_spans"):
+        loaded = datasets.load_dataset(
+            str(root), config, split="train", cache_dir=str(cache / config)
+        )
+        ids.append(list(loaded["chunk_id"]))
+    return ids[0], ids[1]
+
+
+@pytest.mark.parametrize("exchange", [True, False], ids=["exchange", "two_renames"])
+def test_a_kill_at_any_step_of_the_export_leaves_one_whole_export(
+    tmp_path: Path, exchange: bool
+) -> None:
+    """Issue 21 item 5. The old export (2 rows, a user's notes, qrels) is
+    replaced by a new one (3 rows), stopped before each file-system step of
+    the export in turn (tests/python/export_kill.py). After every stop,
+    `load_dataset` reads the whole old or the whole new export (both configs
+    from the same one, with the card), and the user's files are there; the
+    next run repairs what the stop left and puts the new export in place.
+    Without the atomic exchange (two_renames), the one moment between the two
+    renames leaves the old export whole beside the folder, and the next run
+    puts it back."""
+    old = (["old-0", "old-1"], ["old-0", "old-1"])
+    new = (["new-0", "new-1", "new-2"],) * 2
+    outcomes = []
+    for kill_at in range(40):
+        root = tmp_path / f"k{kill_at}" / "exports"
+        write_export(root, "old", 2)
+        (root / "notes.txt").write_text("mine\n")
+        (root / "qrels").mkdir()
+        (root / "qrels" / "t.qrels").write_text("q 0 old-0 1\n")
+        if _run_killed(root, "new", 3, kill_at, exchange):
+            assert _loaded_ids(root, tmp_path / f"c{kill_at}") == new
+            break
+        if root.exists():
+            state = _loaded_ids(root, tmp_path / f"c{kill_at}")
+            assert state in (old, new), (kill_at, state)
+            outcomes.append("old" if state == old else "new")
+            assert (root / "notes.txt").read_text() == "mine\n"
+            assert (root / "qrels" / "t.qrels").read_text() == "q 0 old-0 1\n"
+        else:
+            # Only without the exchange: the old export is set aside whole.
+            assert not exchange, kill_at
+            aside = root.with_name(".exports.old")
+            assert _loaded_ids(aside, tmp_path / f"c{kill_at}") == old
+            outcomes.append("aside")
+        assert _run_killed(root, "new", 3, -1, exchange)
+        assert _loaded_ids(root, tmp_path / f"r{kill_at}") == new
+        assert (root / "notes.txt").read_text() == "mine\n"
+        assert sorted(p.name for p in root.parent.iterdir()) == ["exports"]
+    else:
+        pytest.fail("the export never finished")
+    # Stops before and after the switch were both tried.
+    assert "old" in outcomes and "new" in outcomes
+    assert ("aside" in outcomes) == (not exchange)
+
+
+def test_a_kill_at_any_step_of_the_qrels_leaves_one_whole_set(tmp_path: Path) -> None:
+    """Issue 21 item 5, the qrels files: the old set (2 queries) is replaced
+    by a new one (3), stopped before each file-system step;
+    after every stop `qrels/` holds the whole old or the whole new set, a
+    user's file in it is kept, and the next run puts the new set in place."""
+    old_lines = ["q0 0 old-0 1", "q1 0 old-1 1"]
+    new_lines = ["q0 0 new-0 1", "q1 0 new-1 1", "q2 0 new-2 1"]
+    outcomes = []
+    for kill_at in range(40):
+        root = tmp_path / f"k{kill_at}" / "exports"
+        assert _run_killed(root, "old", 2, -1, True, "qrels")
+        (root / "qrels" / "mine.txt").write_text("mine\n")
+        finished = _run_killed(root, "new", 3, kill_at, True, "qrels")
+        qrels = root / "qrels"
+        lines = (qrels / "t.qrels").read_text().splitlines()
+        topics = (qrels / "t.topics.tsv").read_text().splitlines()
+        assert (lines, len(topics)) in ((old_lines, 2), (new_lines, 3)), kill_at
+        assert (qrels / "mine.txt").read_text() == "mine\n"
+        if finished:
+            assert lines == new_lines
+            break
+        outcomes.append(lines == new_lines)
+        assert _run_killed(root, "new", 3, -1, True, "qrels")
+        assert (qrels / "t.qrels").read_text().splitlines() == new_lines
+        assert sorted(p.name for p in root.iterdir()) == ["qrels"]
+    else:
+        pytest.fail("the qrels were never written")
+    assert False in outcomes and True in outcomes
