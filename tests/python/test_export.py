@@ -34,6 +34,12 @@ from kilt_chunks.export import (
 )
 from kilt_chunks.figures import FIGURES, draw_figures
 from kilt_chunks.publish import REPLACED_PATTERNS, UPLOAD_PATTERNS, push_export
+from kilt_chunks.records import (
+    ExportOwnerError,
+    claim_export,
+    export_owner_problem,
+    owner_record,
+)
 
 SCHEMA = pa.schema(
     [
@@ -583,3 +589,114 @@ def test_a_kill_at_any_step_of_the_qrels_leaves_one_whole_set(tmp_path: Path) ->
     else:
         pytest.fail("the qrels were never written")
     assert False in outcomes and True in outcomes
+
+
+def test_an_export_of_another_database_is_refused_by_name(tmp_path: Path) -> None:
+    """Issue 21 item 6: the owner file names the database that wrote the
+    export; another database is refused in one line naming both, and nothing
+    in the folder changes; the owner itself may write again."""
+    root = write_export(tmp_path / "exports", "old", 2)
+    first, second = str(tmp_path / "first.duckdb"), str(tmp_path / "second.duckdb")
+    assert export_owner_problem(str(root), second) is None  # no owner yet
+    claim_export(root, str(root), first, "build-1")
+    assert owner_record(root) == {"database": first, "build": "build-1"}
+    before = {p: p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    line = (
+        f"export_dir '{root}' holds the export of database '{first}' (build "
+        f"build-1), not of this build's database '{second}' (KILT_CHUNKS_DB): "
+        "set export_dir to another folder, or delete that folder to let this "
+        "database export there"
+    )
+    assert export_owner_problem(str(root), second) == line
+    with pytest.raises(ExportOwnerError) as error:
+        claim_export(root, str(root), second, "build-2")
+    assert str(error.value) == line
+    assert {p: p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()} == before
+    assert export_owner_problem(str(root), first) is None
+
+
+def test_a_second_database_keeps_out_of_the_first_export_and_uses_its_settings(
+    sample_build: Build, tmp_path: Path
+) -> None:
+    """Issue 21 item 6, on real builds. A second database, a copy of the
+    sample build in a folder whose name holds an apostrophe (item 14), next
+    to the sample build:
+
+    * its partial build `--select tag:stats+` into the sample's export folder
+      is refused before anything runs, naming both databases; the sample's
+      export is unchanged;
+    * re-chunking it at chunk_size 128 (`--select int_sections_chunked+`) is
+      allowed and records 128;
+    * a partial build `--select tag:stats+` with `chunk_size: 256` is then
+      refused, naming the recorded 128; no statistic changes;
+    * without the value it computes with the recorded 128 (chunks over
+      chunk_size), and the card and kilt_build_info say 128.
+    """
+    from conftest import copy_build
+
+    workdir = tmp_path / "o'brien's"
+    copy_build(sample_build, workdir)
+    second_db = workdir / "kilt_chunks.duckdb"
+    first_export = sample_build.export_dir
+    first_files = {
+        p: p.read_bytes() for p in sorted(first_export.rglob("*")) if p.is_file()
+    }
+    (first_build,) = sample_build.query(
+        "select distinct invocation_id from kilt_build_settings"
+    )[0]
+
+    refused = run_dbt_build(
+        workdir,
+        SAMPLE_JSONL,
+        select="tag:stats+",
+        extra_vars={"export_dir": str(first_export)},
+        check=False,
+    )
+    assert refused.returncode != 0
+    assert (
+        f"export_dir {str(first_export)!r} holds the export of database "
+        f"{str(sample_build.db_path.resolve())!r} (build {first_build}), not of "
+        f"this build's database {str(second_db.resolve())!r} (KILT_CHUNKS_DB)"
+    ) in refused.output
+    assert "Traceback" not in refused.output
+    assert {
+        p: p.read_bytes() for p in sorted(first_export.rglob("*")) if p.is_file()
+    } == first_files
+
+    second = run_dbt_build(
+        workdir,
+        SAMPLE_JSONL,
+        select="int_sections_chunked+",
+        extra_vars={"chunk_size": 128, "keep_scratch": True},
+    )
+    assert second.query(
+        "select setting, value from kilt_build_settings order by setting"
+    ) == [("chunk_size", "128"), ("splitter", '"fast"')]
+    stats_sql = "select statistic, value from kilt_corpus_stats order by all"
+    stats = second.query(stats_sql)
+
+    contradicted = run_dbt_build(
+        workdir,
+        SAMPLE_JSONL,
+        select="tag:stats+",
+        extra_vars={"chunk_size": 256},
+        check=False,
+    )
+    assert contradicted.returncode != 0
+    assert (
+        "chunk_size = 256: the database's int_sections_chunked was built with "
+        "chunk_size = 128; rebuild it with the new value (--select "
+        "int_sections_chunked+) or leave chunk_size out to use the recorded one"
+    ) in contradicted.output
+    assert second.query(stats_sql) == stats
+
+    run_dbt_build(workdir, SAMPLE_JSONL, select="tag:stats+")
+    compiled = (
+        workdir / "target/run/kilt_pipeline/models/marts/stats/kilt_corpus_stats.sql"
+    ).read_text()
+    assert "where num_tokens > 128)" in compiled
+    assert second.query(stats_sql) == stats
+    assert second.query("select chunk_size from kilt_build_info") == [("128",)]
+    assert "| `chunk_size` | `128` |" in (second.export_dir / "README.md").read_text()
+    owner = json.loads((second.export_dir / ".kilt_chunks_export.json").read_text())
+    assert owner["database"] == str(second_db.resolve())
