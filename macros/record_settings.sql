@@ -64,7 +64,9 @@
                 ~ "." ~ adapter.quote(target.schema) ~ ".kilt_build_settings"
             ).rows -%}
             {%- for row in rows -%}
-                {%- do recorded.append({'model': row[0], 'setting': row[1], 'value': row[2]}) -%}
+                {%- do recorded.append(
+                    {'model': row[0], 'setting': row[1], 'value': row[2]}
+                ) -%}
             {%- endfor -%}
         {%- endif -%}
         {%- set rebuilt = [] -%}

@@ -330,9 +330,7 @@ def corpus_stats(db_path: str) -> str:
     """
     advice = "wait for that build to finish, then print the statistics"
     with _open_build(db_path, advice) as con:
-        _require_tables(
-            con, db_path, ("kilt_corpus_stats", "kilt_section_depth_stats")
-        )
+        _require_tables(con, db_path, ("kilt_corpus_stats", "kilt_section_depth_stats"))
         failure = _last_run_failure(con)
         stats = con.sql(
             "select statistic, value, description from kilt_corpus_stats"

@@ -40,6 +40,7 @@ def _hub_errors() -> tuple[type[BaseException], ...]:
             continue
     return tuple(errors)
 
+
 #: What of the export folder is uploaded: the card, the configs' Parquet files
 #: and the figures (not the qrels, a staging folder or other files).
 UPLOAD_PATTERNS = [CARD_FILE, f"{DATA_DIR}/**", f"{FIGURES_DIR}/**"]

@@ -107,6 +107,10 @@ def test_version_and_a_closed_pipe(sample_build: Build) -> None:
     assert "Traceback" not in summary.stderr.read()
 
 
+#: The first table each command needs.
+_FIRST_TABLE = {"summary": "kilt_load_audit", "stats": "kilt_corpus_stats"}
+
+
 def test_summary_and_stats_of_a_build_that_failed_at_the_load(
     tmp_path: Path, capsys
 ) -> None:
@@ -117,7 +121,10 @@ def test_summary_and_stats_of_a_build_that_failed_at_the_load(
 
     failed_dbt_build(tmp_path, tmp_path / "missing.jsonl")
     db = tmp_path / "kilt_chunks.duckdb"
-    for command, table in (("summary", "kilt_load_audit"), ("stats", "kilt_corpus_stats")):
+    for command, table in (
+        ("summary", "kilt_load_audit"),
+        ("stats", "kilt_corpus_stats"),
+    ):
         assert main([command, "--db", str(db)]) == 1
         captured = capsys.readouterr()
         assert captured.out == ""
@@ -145,7 +152,10 @@ def test_summary_and_stats_of_an_empty_or_foreign_file(tmp_path: Path, capsys) -
         text: f"{text} is not a DuckDB database file: give the file a `dbt build`"
         " wrote (--db or KILT_CHUNKS_DB)",
     }
-    for command, table in (("summary", "kilt_load_audit"), ("stats", "kilt_corpus_stats")):
+    for command, table in (
+        ("summary", "kilt_load_audit"),
+        ("stats", "kilt_corpus_stats"),
+    ):
         for db, line in expected.items():
             assert main([command, "--db", str(db)]) == 1
             assert capsys.readouterr().err == f"kilt-chunks: {line}\n"
