@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 
 from kilt_chunks.bm25 import Bm25Error
-from kilt_chunks.database import DatabaseInUseError, connect
+from kilt_chunks.database import DatabaseInUseError, connect, table_exists
 from kilt_chunks.evaluation import EvaluationError
 from kilt_chunks.export import CARD_FILE, EXPORT_TABLES, config_files
 
@@ -77,7 +77,7 @@ def _last_run_failure(con: duckdb.DuckDBPyConnection) -> str | None:
     """How the last dbt run on the file ended when it did not finish
     (``kilt_build_run``), e.g. ``failed in: base_kilt__pages``; None when it
     finished, or the file predates the table."""
-    if not _has_table(con, "kilt_build_run"):
+    if not table_exists(con, "kilt_build_run"):
         return None
     rows = con.sql("select is_complete, failed_nodes from kilt_build_run").fetchall()
     if not rows or rows[0][0]:
@@ -87,21 +87,12 @@ def _last_run_failure(con: duckdb.DuckDBPyConnection) -> str | None:
     return "did not finish (killed, or a step after the models failed, e.g. the export)"
 
 
-def _has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    ((count,),) = con.execute(
-        "select count(*) from duckdb_tables() where table_name = ?"
-        " and database_name = current_database()",
-        [name],
-    ).fetchall()
-    return bool(count)
-
-
 def _require_tables(
     con: duckdb.DuckDBPyConnection, db_path: str, names: tuple[str, ...]
 ) -> None:
     """Raise :class:`NoBuildError` (one line) when a table the command reads
     is missing: the build failed before making it, or never ran."""
-    missing = [name for name in names if not _has_table(con, name)]
+    missing = [name for name in names if not table_exists(con, name)]
     if not missing:
         return
     failure = _last_run_failure(con)

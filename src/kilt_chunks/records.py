@@ -32,6 +32,7 @@ from typing import Any
 
 import duckdb
 
+from kilt_chunks.database import table_exists
 from kilt_chunks.export import OWNER_FILE, export_root
 
 __all__ = [
@@ -58,21 +59,11 @@ class ExportOwnerError(ValueError):
     """The export folder holds another database's export; one line."""
 
 
-def _has_settings_table(con: duckdb.DuckDBPyConnection) -> bool:
-    # fetchall: a result left unfinished blocks dbt's session.
-    ((count,),) = con.execute(
-        "select count(*) from duckdb_tables() where table_name = ?"
-        " and database_name = current_database()",
-        [SETTINGS_TABLE],
-    ).fetchall()
-    return bool(count)
-
-
 def recorded_settings(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     """The settings recorded in the connection's database, by name (values
     decoded from JSON: ``{"chunk_size": 256, "splitter": "fast"}``); empty
     when nothing is recorded (a database built before the table existed)."""
-    if not _has_settings_table(con):
+    if not table_exists(con, SETTINGS_TABLE):
         return {}
     rows = con.execute(
         f"select setting, value from {SETTINGS_TABLE} order by recorded_at, model"
@@ -89,7 +80,7 @@ def database_identity(con: duckdb.DuckDBPyConnection) -> tuple[str, str]:
     ).fetchall()
     path = os.path.realpath(found) if found else ""
     build = ""
-    if _has_settings_table(con):
+    if table_exists(con, SETTINGS_TABLE):
         rows = con.execute(
             f"select invocation_id from {SETTINGS_TABLE} where model = ?"
             " order by recorded_at desc limit 1",
