@@ -119,12 +119,23 @@ def export_dir_problem(export_dir: str) -> str | None:
     """What is wrong with the export folder ``export_dir`` (a resolved path;
     ``""`` is no export, a leading ``~`` the home folder), or None: it must
     not exist as anything but a folder (a missing one is created). Used by the
-    settings check and by :func:`kilt_chunks.export.prepare_export_dir`."""
+    settings check and by :func:`kilt_chunks.export.prepare_export_dir`.
+    Neither it nor a parent folder to be created may be a file (``afile/sub``).
+    """
     path = os.path.expanduser(export_dir) if export_dir else ""
     if path and os.path.exists(path) and not os.path.isdir(path):
         return (
             'is a file, not a folder: set export_dir to a folder (or "" to skip '
             "the export)"
+        )
+    # A missing folder is created with its parents: none of them may be a file.
+    parent = os.path.dirname(os.path.abspath(path)) if path else ""
+    while parent and not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if parent and not os.path.isdir(parent):
+        return (
+            f"is below {parent!r}, which is a file, not a folder: set export_dir "
+            'to a folder (or "" to skip the export)'
         )
     return None
 

@@ -57,7 +57,8 @@ class Build:
         with duckdb.connect(str(self.db_path), read_only=True) as con:
             scratch = Path(f"{self.db_path}.scratch")
             if scratch.exists():
-                con.execute(f"attach '{scratch}' as kilt_scratch (read_only)")
+                quoted = str(scratch).replace("'", "''")
+                con.execute(f"attach '{quoted}' as kilt_scratch (read_only)")
             return con.sql(sql).fetchall()
 
 
