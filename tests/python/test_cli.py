@@ -114,6 +114,7 @@ def test_version_and_a_closed_pipe(sample_build: Build) -> None:
 _FIRST_TABLE = {"summary": "kilt_load_audit", "stats": "kilt_corpus_stats"}
 
 
+@pytest.mark.dbt
 def test_summary_and_stats_of_a_build_that_failed_at_the_load(
     tmp_path: Path, capsys
 ) -> None:

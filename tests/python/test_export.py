@@ -619,6 +619,7 @@ def test_an_export_of_another_database_is_refused_by_name(tmp_path: Path) -> Non
     assert export_owner_problem(str(root), first) is None
 
 
+@pytest.mark.dbt
 def test_a_second_database_keeps_out_of_the_first_export_and_uses_its_settings(
     sample_build: Build, tmp_path: Path
 ) -> None:

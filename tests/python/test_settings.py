@@ -113,6 +113,7 @@ def test_a_typo_stops_the_build_before_the_input_is_read(tmp_path: Path) -> None
     assert "Traceback" not in build.output
 
 
+@pytest.mark.dbt
 def test_an_export_dir_below_a_file_is_refused_before_the_build(
     tmp_path: Path,
 ) -> None:
