@@ -1,6 +1,7 @@
 """One row recording how the chunk corpus was built (versions and settings)."""
 
 from kilt_chunks.build_info import build_info_table
+from kilt_chunks.settings import project_path
 
 
 def model(dbt, session):
@@ -13,4 +14,6 @@ def model(dbt, session):
         splitter=dbt.config.get("splitter"),
         chunk_size=int(dbt.config.get("chunk_size")),
         export_dir=dbt.config.get("export_dir"),
+        chunk_overlap=int(dbt.config.get("chunk_overlap")),
+        tokenizer=project_path(dbt.config.get("tokenizer")),
     )

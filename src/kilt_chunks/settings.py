@@ -111,6 +111,24 @@ def _min_overlap(value: Any) -> str | None:
     return None
 
 
+def _tokenizer(value: Any) -> str | None:
+    # Imported here: the splitter package is not loaded for the other checks.
+    from kilt_chunks.splitter.options import tokenizer_problem
+
+    return tokenizer_problem(project_path(value) if isinstance(value, str) else value)
+
+
+def _chunk_overlap_problem(values: Mapping[str, Any]) -> str | None:
+    """The check across two variables: ``chunk_overlap`` below ``chunk_size``."""
+    overlap, size = values.get("chunk_overlap"), values.get("chunk_size")
+    if _is_int(overlap) and _is_int(size) and overlap >= size >= 1:
+        return (
+            f"chunk_overlap = {overlap!r}: must be below chunk_size ({size}): "
+            "consecutive chunks share at most chunk_overlap tokens"
+        )
+    return None
+
+
 def _text(value: Any) -> str | None:
     return None if isinstance(value, str) else "must be text (a path)"
 
@@ -143,6 +161,8 @@ KNOWN_VARIABLES: dict[str, Callable[[Any], str | None]] = {
     "export_rows_per_file": _int_at_least(1),
     "splitter": _one_of(SPLITTER_CHOICES),
     "chunk_size": _int_at_least(1),
+    "chunk_overlap": _int_at_least(0),
+    "tokenizer": _tokenizer,
     "workers": _int_at_least(0),
     "batch_size": _int_at_least(1),
     "progress_seconds": _number_at_least(0),
@@ -178,6 +198,9 @@ def settings_problems(given: Mapping[str, Any], values: Mapping[str, Any]) -> li
             problem = check(values[name])
             if problem is not None:
                 problems.append(f"{name} = {values[name]!r}: {problem}")
+    overlap_problem = _chunk_overlap_problem(values)
+    if overlap_problem is not None:
+        problems.append(overlap_problem)
     return problems
 
 
