@@ -8,7 +8,7 @@ the table's rows with the checkpoint's.
 
 from kilt_chunks.checkpoint import chunk_sections_resumable
 from kilt_chunks.database import table_exists
-from kilt_chunks.settings import project_path
+from kilt_chunks.settings import tokenizer_setting
 
 
 def model(dbt, session):
@@ -29,5 +29,5 @@ def model(dbt, session):
         progress_seconds=float(dbt.config.get("progress_seconds")),
         restart=full_refresh,
         chunk_overlap=int(dbt.config.get("chunk_overlap")),
-        tokenizer=project_path(dbt.config.get("tokenizer")),
+        tokenizer=tokenizer_setting(dbt.config.get("tokenizer")),
     )

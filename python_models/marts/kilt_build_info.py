@@ -1,7 +1,7 @@
 """One row recording how the chunk corpus was built (versions and settings)."""
 
 from kilt_chunks.build_info import build_info_table
-from kilt_chunks.settings import project_path
+from kilt_chunks.settings import tokenizer_setting
 
 
 def model(dbt, session):
@@ -15,5 +15,5 @@ def model(dbt, session):
         chunk_size=int(dbt.config.get("chunk_size")),
         export_dir=dbt.config.get("export_dir"),
         chunk_overlap=int(dbt.config.get("chunk_overlap")),
-        tokenizer=project_path(dbt.config.get("tokenizer")),
+        tokenizer=tokenizer_setting(dbt.config.get("tokenizer")),
     )

@@ -27,6 +27,7 @@ __all__ = [
     "export_dir_problem",
     "project_path",
     "settings_problems",
+    "tokenizer_setting",
 ]
 
 
@@ -111,11 +112,22 @@ def _min_overlap(value: Any) -> str | None:
     return None
 
 
-def _tokenizer(value: Any) -> str | None:
+def tokenizer_setting(tokenizer: str, project_dir: str | None = None) -> str:
+    """The ``tokenizer`` variable as the splitter takes it: a ``tokenizer.json``
+    path resolved against the project folder (:func:`project_path`), a
+    tiktoken encoding name unchanged."""
     # Imported here: the splitter package is not loaded for the other checks.
+    from kilt_chunks.splitter.options import is_tokenizer_file
+
+    if is_tokenizer_file(tokenizer):
+        return project_path(tokenizer, project_dir)
+    return tokenizer
+
+
+def _tokenizer(value: Any) -> str | None:
     from kilt_chunks.splitter.options import tokenizer_problem
 
-    return tokenizer_problem(project_path(value) if isinstance(value, str) else value)
+    return tokenizer_problem(tokenizer_setting(value) if isinstance(value, str) else value)
 
 
 def _chunk_overlap_problem(values: Mapping[str, Any]) -> str | None:
