@@ -127,13 +127,18 @@ def tokenizer_setting(tokenizer: str, project_dir: str | None = None) -> str:
 def _tokenizer(value: Any) -> str | None:
     from kilt_chunks.splitter.options import tokenizer_problem
 
-    return tokenizer_problem(tokenizer_setting(value) if isinstance(value, str) else value)
+    return tokenizer_problem(
+        tokenizer_setting(value) if isinstance(value, str) else value
+    )
 
 
 def _chunk_overlap_problem(values: Mapping[str, Any]) -> str | None:
     """The check across two variables: ``chunk_overlap`` below ``chunk_size``."""
     overlap, size = values.get("chunk_overlap"), values.get("chunk_size")
-    if _is_int(overlap) and _is_int(size) and overlap >= size >= 1:
+    if not (_is_int(overlap) and _is_int(size)):
+        return None  # each is reported on its own
+    assert overlap is not None and size is not None
+    if overlap >= size >= 1:
         return (
             f"chunk_overlap = {overlap!r}: must be below chunk_size ({size}): "
             "consecutive chunks share at most chunk_overlap tokens"

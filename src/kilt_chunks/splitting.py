@@ -108,9 +108,7 @@ def split_section(
     """
     if not text or text.isspace():
         return []
-    return get_splitter(splitter, chunk_size, chunk_overlap, tokenizer).split_text(
-        text
-    )
+    return get_splitter(splitter, chunk_size, chunk_overlap, tokenizer).split_text(text)
 
 
 def split_batch(
@@ -344,9 +342,7 @@ def split_section_pairs(
                 pending.append(
                     (
                         batch,
-                        pool.submit(
-                            split_batch, batch, splitter, chunk_size, *options
-                        ),
+                        pool.submit(split_batch, batch, splitter, chunk_size, *options),
                     )
                 )
                 if len(pending) >= 2 * n_workers:

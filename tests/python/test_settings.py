@@ -6,7 +6,11 @@ from pathlib import Path
 
 from conftest import run_dbt_build
 from kilt_chunks.settings import KNOWN_VARIABLES, SPLITTER_CHOICES, settings_problems
-from kilt_chunks.splitter import DEFAULT_CHUNK_OVERLAP, DEFAULT_TOKENIZER, SPLITTER_NAMES
+from kilt_chunks.splitter import (
+    DEFAULT_CHUNK_OVERLAP,
+    DEFAULT_TOKENIZER,
+    SPLITTER_NAMES,
+)
 
 DEFAULTS = {
     "kilt_path": "data/kilt_enwiki2016_sample.jsonl",

@@ -51,7 +51,9 @@ def test_every_sample_section_matches_stock_with_overlap(
     assert len(texts) > 2000
     fast = FastSentenceSplitter(chunk_size, chunk_overlap)
     stock = get_splitter("llama_index", chunk_size, chunk_overlap)
-    mismatches = [i for i, t in enumerate(texts) if fast.split_text(t) != stock.split_text(t)]
+    mismatches = [
+        i for i, t in enumerate(texts) if fast.split_text(t) != stock.split_text(t)
+    ]
     assert mismatches == []
 
 

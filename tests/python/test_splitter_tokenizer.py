@@ -76,7 +76,9 @@ def test_the_trained_tokenizer_counts_without_special_tokens(wordpiece: str) -> 
     assert len(encode("   \n ")) == 0
 
 
-@pytest.mark.parametrize(("chunk_size", "chunk_overlap"), [(64, 0), (128, 32), (512, 0)])
+@pytest.mark.parametrize(
+    ("chunk_size", "chunk_overlap"), [(64, 0), (128, 32), (512, 0)]
+)
 def test_every_sample_section_matches_stock_with_a_trained_hf_tokenizer(
     wordpiece: str, chunk_size: int, chunk_overlap: int
 ) -> None:
@@ -84,7 +86,9 @@ def test_every_sample_section_matches_stock_with_a_trained_hf_tokenizer(
     fast = FastSentenceSplitter(chunk_size, chunk_overlap, wordpiece)
     assert fast.counting == "generic"
     stock = get_splitter("llama_index", chunk_size, chunk_overlap, wordpiece)
-    mismatches = [i for i, t in enumerate(texts) if fast.split_text(t) != stock.split_text(t)]
+    mismatches = [
+        i for i, t in enumerate(texts) if fast.split_text(t) != stock.split_text(t)
+    ]
     assert mismatches == []
     # Token counts are the tokenizer's, and spans exact.
     for text in texts[:300]:
@@ -102,7 +106,9 @@ def test_every_sample_section_matches_stock_with_o200k(
     texts = _kept_sections()
     fast = FastSentenceSplitter(chunk_size, chunk_overlap, "o200k_base")
     stock = get_splitter("llama_index", chunk_size, chunk_overlap, "o200k_base")
-    mismatches = [i for i, t in enumerate(texts) if fast.split_text(t) != stock.split_text(t)]
+    mismatches = [
+        i for i, t in enumerate(texts) if fast.split_text(t) != stock.split_text(t)
+    ]
     assert mismatches == []
 
 
@@ -159,7 +165,9 @@ def _module_tokenizer() -> str:
         import tempfile
 
         folder = Path(tempfile.mkdtemp(prefix="kilt-tokenizer-"))
-        _TRAINED.append(str(train_wordpiece(folder / "tokenizer.json", _kept_sections())))
+        _TRAINED.append(
+            str(train_wordpiece(folder / "tokenizer.json", _kept_sections()))
+        )
     return _TRAINED[0]
 
 
@@ -167,7 +175,9 @@ def test_missing_tiktoken_encoding_is_not_downloaded(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
-    with pytest.raises(ValueError, match="'r50k_base' is not in the local tiktoken cache"):
+    with pytest.raises(
+        ValueError, match="'r50k_base' is not in the local tiktoken cache"
+    ):
         load_tiktoken_encoding("r50k_base")
     assert list(tmp_path.iterdir()) == []
 
@@ -191,7 +201,10 @@ def test_tokenizer_setting_is_checked(value: object, problem: str | None) -> Non
 
 
 def test_describe_tokenizer_names_file_and_digest(wordpiece: str) -> None:
-    assert describe_tokenizer("cl100k_base") == "tiktoken cl100k_base (allowed_special=all)"
+    assert (
+        describe_tokenizer("cl100k_base")
+        == "tiktoken cl100k_base (allowed_special=all)"
+    )
     described = describe_tokenizer(wordpiece)
     assert described.startswith(f"tokenizers file {wordpiece} sha256:")
     assert described.endswith("(no special tokens)")

@@ -117,7 +117,7 @@ def load_tiktoken_encoding(name: str) -> Any:
 
     saved_env = os.environ.get("TIKTOKEN_CACHE_DIR")
     saved_read = tiktoken.load.read_file
-    tiktoken.load.read_file = refuse  # type: ignore[assignment]
+    tiktoken.load.read_file = refuse
     try:
         for folder in dirs:
             os.environ["TIKTOKEN_CACHE_DIR"] = folder

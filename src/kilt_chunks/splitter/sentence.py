@@ -216,7 +216,7 @@ class FastSentenceSplitter:
         self._chunk_counter = _DirectChunkCounter(self._count)
         self.counting = "generic"
         if not generic.bytes_bound:
-            self._fits_in_bytes = _never  # type: ignore[assignment]
+            self._fits_in_bytes = _never
         self._fit_size = self._fit_size_generic  # type: ignore[method-assign]
         # A piece can count 0 tokens (white space under WordPiece): stock's
         # overlap step then carries it even with overlap 0.
@@ -270,7 +270,8 @@ class FastSentenceSplitter:
             ``(chunk, n)`` pairs: the chunks of :meth:`split_text` and, for each,
             ``n = len(get_tokenizer()(chunk))`` (tiktoken ``cl100k_base``, all
             special tokens allowed; or the tokenizer given, counted directly),
-            the same number a direct count gives, but mostly derived from the counts the splitter already made of the
+            the same number a direct count gives, but for ``cl100k_base``
+            mostly derived from the counts the splitter already made of the
             chunk's pieces (see
             :class:`~kilt_chunks.splitter.chunk_tokens.ChunkTokenCounter`), so
             the chunk text is not encoded a second time.
@@ -456,7 +457,7 @@ class FastSentenceSplitter:
             return [(stripped, n, start, start + len(stripped))]
         splits = self._split(text)
         offsets = piece_offsets(text, splits)
-        out = []
+        out: list[tuple[str, int, int, int]] = []
         for i, j in self._merge_ranges(splits):
             pieces = splits[i:j]
             joined = "".join([piece for piece, _ in pieces])
