@@ -95,6 +95,13 @@ def test_rechunk_records_the_settings_it_ran(rechunked: Build) -> None:
         f"select count(*) from kilt_chunk_spans where num_tokens > {size}"
     )
     assert over[0] == expected_over[0]
+    from kilt_chunks.cli import build_summary
+
+    summary = build_summary(str(rechunked.db_path))
+    assert (
+        f"chunk_size {size}, chunk_overlap {overlap}; tokens: tiktoken cl100k_base"
+        " (allowed_special=all), fast counting)"
+    ) in summary.splitlines()[0]
 
 
 def test_rechunked_chunks_are_the_splitters_with_exact_spans(rechunked: Build) -> None:

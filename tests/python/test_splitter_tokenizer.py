@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -208,3 +209,41 @@ def test_describe_tokenizer_names_file_and_digest(wordpiece: str) -> None:
     described = describe_tokenizer(wordpiece)
     assert described.startswith(f"tokenizers file {wordpiece} sha256:")
     assert described.endswith("(no special tokens)")
+
+
+def test_worker_processes_chunk_with_the_options(wordpiece: str) -> None:
+    """The chunking step hands overlap and tokenizer to its spawned workers:
+    two workers give the rows one process gives, with exact offsets."""
+    from test_splitting import _sample_section_batches
+
+    from kilt_chunks.splitting import split_section_batches
+
+    batches = _sample_section_batches(200)
+    options = {"chunk_size": 96, "chunk_overlap": 24, "tokenizer": wordpiece}
+    one = pa.Table.from_batches(
+        list(split_section_batches(batches, workers=1, **options))
+    )
+    two = pa.Table.from_batches(
+        list(split_section_batches(batches, workers=2, **options))
+    )
+    assert one.equals(two)
+    fast = FastSentenceSplitter(96, 24, wordpiece)
+    texts = {
+        (row["wikipedia_id"], row["section_order"]): row["section_text"]
+        for batch in batches
+        for row in batch.to_pylist()
+    }
+    rows = one.to_pylist()
+    assert len(rows) > 500
+    for row in rows:
+        text = texts[(row["wikipedia_id"], row["section_order"])]
+        start, end = row["section_start_char"], row["section_end_char"]
+        assert text[start:end] == row["text"]
+        assert row["num_tokens"] == fast._count(row["text"])
+    # Overlap: some chunk starts before the previous chunk of its section ends.
+    assert any(
+        a["wikipedia_id"] == b["wikipedia_id"]
+        and a["section_order"] == b["section_order"]
+        and b["section_start_char"] < a["section_end_char"]
+        for a, b in zip(rows, rows[1:], strict=False)
+    )
