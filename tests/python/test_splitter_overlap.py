@@ -20,6 +20,7 @@ from splitter_cases import (
     PUNCT,
     SPACES,
     WORDS,
+    assert_same,
     sample_texts,
     texts_of,
     with_spaces,
@@ -131,38 +132,22 @@ def test_bad_overlap_is_refused(chunk_overlap: object, message: str) -> None:
         assert str(error.value) == message
 
 
-def _assert_same_with_overlap(text: str, chunk_size: int, chunk_overlap: int) -> None:
-    fast = FastSentenceSplitter(chunk_size, chunk_overlap)
-    stock = get_splitter("llama_index", chunk_size, chunk_overlap)
-    try:
-        expected = stock.split_text(text)
-    except ValueError as exc:
-        with pytest.raises(ValueError) as got:
-            fast.split_text(text)
-        assert str(got.value) == str(exc)
-        return
-    assert fast.split_text(text) == expected
-    rows = fast.split_text_with_spans(text)
-    assert [chunk for chunk, *_ in rows] == [c for c in expected if c]
-    assert all(text[s:e] == c for c, _, s, e in rows)
-
-
 OVERLAPS = st.sampled_from([(8, 1), (16, 4), (16, 15), (32, 8), (64, 32), (100, 50)])
 
 
 @PROPERTY
 @given(texts_of(ANY_PIECE, max_size=200), OVERLAPS)
 def test_overlap_on_mixtures(text: str, setting: tuple[int, int]) -> None:
-    _assert_same_with_overlap(text, *setting)
+    assert_same(text, *setting, spans=True)
 
 
 @PROPERTY
 @given(texts_of(with_spaces(WORDS, PUNCT, SPACES), max_size=300), OVERLAPS)
 def test_overlap_on_sentences(text: str, setting: tuple[int, int]) -> None:
-    _assert_same_with_overlap(text, *setting)
+    assert_same(text, *setting, spans=True)
 
 
 @PROPERTY
 @given(st.text(max_size=300), OVERLAPS)
 def test_overlap_on_arbitrary_unicode(text: str, setting: tuple[int, int]) -> None:
-    _assert_same_with_overlap(text, *setting)
+    assert_same(text, *setting, spans=True)

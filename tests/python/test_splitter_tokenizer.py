@@ -22,7 +22,7 @@ from kilt_chunks.splitter.options import (
     tokenizer_function,
     tokenizer_problem,
 )
-from splitter_cases import ANY_PIECE, PROPERTY, sample_texts, texts_of
+from splitter_cases import ANY_PIECE, PROPERTY, assert_same, sample_texts, texts_of
 
 
 def train_wordpiece(path: Path, texts: list[str], vocab_size: int = 3000) -> Path:
@@ -145,17 +145,7 @@ def test_a_piece_of_zero_tokens_is_carried_as_stock_carries_it(
 def test_trained_tokenizer_on_mixtures(text: str, setting: tuple[int, int]) -> None:
     # (A function-scoped fixture cannot feed @given: trained once, below.)
     tokenizer = _module_tokenizer()
-    chunk_size, chunk_overlap = setting
-    stock = get_splitter("llama_index", chunk_size, chunk_overlap, tokenizer)
-    fast = FastSentenceSplitter(chunk_size, chunk_overlap, tokenizer)
-    try:
-        expected = stock.split_text(text)
-    except ValueError as exc:
-        with pytest.raises(ValueError) as got:
-            fast.split_text(text)
-        assert str(got.value) == str(exc)
-        return
-    assert fast.split_text(text) == expected
+    assert_same(text, *setting, tokenizer, spans=True)
 
 
 _TRAINED: list[str] = []
