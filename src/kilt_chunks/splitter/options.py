@@ -207,6 +207,8 @@ def tokenizer_problem(tokenizer: object) -> str | None:
     check; cheap: a file is checked to exist, a tiktoken name to be one)."""
     if not isinstance(tokenizer, str) or not tokenizer:
         return "must be a tiktoken encoding name or a tokenizer.json path"
+    if tokenizer == DEFAULT_TOKENIZER:
+        return None
     if is_tokenizer_file(tokenizer):
         if not os.path.isfile(os.path.expanduser(tokenizer)):
             return "no such tokenizer.json file"
