@@ -152,10 +152,15 @@ _TRAINED: list[str] = []
 
 
 def _module_tokenizer() -> str:
+    """The trained tokenizer for the property test, in a folder removed when
+    the test process ends."""
     if not _TRAINED:
+        import atexit
+        import shutil
         import tempfile
 
         folder = Path(tempfile.mkdtemp(prefix="kilt-tokenizer-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
         _TRAINED.append(
             str(train_wordpiece(folder / "tokenizer.json", _kept_sections()))
         )
