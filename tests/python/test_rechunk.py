@@ -20,6 +20,9 @@ from conftest import (
 )
 from kilt_chunks.splitter import FastSentenceSplitter
 
+# Every test here reads dbt builds (the explicit marker of the fast lane).
+pytestmark = pytest.mark.dbt
+
 TASK_FILE = FIXTURES / "kilt_tasks" / "handmade-dev-kilt.jsonl"
 ORDERED = "select * from kilt_chunks order by chunk_id"
 
