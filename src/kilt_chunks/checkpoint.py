@@ -65,6 +65,7 @@ _COLUMNS_DDL = """
     chunk_start_chars bigint[],
     chunk_end_chars bigint[],
     chunk_num_tokens integer[],
+    chunk_texts varchar[],
     section_text_hash ubigint,
     section_text_bytes bigint,
     start_paragraph_id integer,

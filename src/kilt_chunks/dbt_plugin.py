@@ -9,6 +9,7 @@ cursor to the SQL progress watcher (:mod:`kilt_chunks.sql_progress`).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from dbt.adapters.duckdb.plugins import BasePlugin
 from dbt_common.exceptions import DbtRuntimeError
 
 from kilt_chunks.database import DatabaseInUseError, connect, memory_limit_bytes
+from kilt_chunks.dbt_command import NO_DBT_VARIABLE
 from kilt_chunks.settings import KNOWN_VARIABLES, project_path, settings_problems_json
 from kilt_chunks.sql_progress import WATCHER
 
@@ -27,6 +29,7 @@ from kilt_chunks.sql_progress import WATCHER
 MIN_MEMORY_LIMIT = 64 * 2**20
 
 __all__ = [
+    "NO_DBT_VARIABLE",
     "DatabaseInUseError",
     "Plugin",
     "check_database_folder",
@@ -191,6 +194,12 @@ class Plugin(BasePlugin):
         the scratch database's) against the project folder, whatever the
         current folder; check the memory limit and that no other build holds
         the file."""
+        forbidden_by = os.environ.get(NO_DBT_VARIABLE)
+        if forbidden_by:
+            raise DbtRuntimeError(
+                f"{forbidden_by} started dbt but is not marked dbt: mark it "
+                "@pytest.mark.dbt (make test-fast leaves such tests out)"
+            )
         creds.path = project_path(creds.path)
         for attachment in creds.attach or []:
             attachment.path = project_path(attachment.path)

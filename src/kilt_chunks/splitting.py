@@ -33,6 +33,7 @@ from kilt_chunks.splitter import (
 
 __all__ = [
     "CHUNK_SCHEMA",
+    "LARGE_SECTION_CHARS",
     "PARENT_CHECK_SECONDS",
     "SECTION_CHUNKS_SCHEMA",
     "SECTION_COLUMNS",
@@ -78,8 +79,19 @@ SECTION_CHUNKS_SCHEMA = pa.schema(
         ("chunk_start_chars", pa.list_(pa.int64())),
         ("chunk_end_chars", pa.list_(pa.int64())),
         ("chunk_num_tokens", pa.list_(pa.int32())),
+        ("chunk_texts", pa.list_(pa.string())),
     ]
 )
+
+#: Sections longer than this (code points) also carry their chunks' text
+#: (``chunk_texts``; NULL for every other section). ``kilt_chunks`` cuts a
+#: chunk with DuckDB's ``substring``, which counts code points from the start
+#: of the text, so cutting every chunk of a section of n code points costs
+#: about n^2 / 2,000 steps: nothing below this size (a few ms), but hours for
+#: a 40 MB section. Wikipedia's sections stay far below it (the bundled
+#: sample's longest holds 31,000), so the text is stored twice only for
+#: pathological input.
+LARGE_SECTION_CHARS = 2**18
 
 
 def split_section(
@@ -127,7 +139,8 @@ def split_batch(
         chunk_size: Max chunk length in tokens.
         by_section: Return one row per section with its chunks' offsets and
             token counts as lists (:data:`SECTION_CHUNKS_SCHEMA`, no text: the
-            offsets give it back) instead of one row per chunk.
+            offsets give it back, except for a section over
+            :data:`LARGE_SECTION_CHARS`) instead of one row per chunk.
         chunk_overlap: Tokens of overlap; above 0 (or with another tokenizer
             than the default) chunks can share characters, and their offsets
             come from the splitter (``split_text_with_spans``) instead of a
@@ -195,6 +208,9 @@ def split_batch(
             out["chunk_start_chars"].append([start for start, _ in spans])
             out["chunk_end_chars"].append([end for _, end in spans])
             out["chunk_num_tokens"].append([tokens for _, tokens in counted])
+            out["chunk_texts"].append(
+                chunks if len(text) > LARGE_SECTION_CHARS else None
+            )
             continue
         out["page_order"] += [page_order] * n
         out["wikipedia_id"] += [wikipedia_id] * n

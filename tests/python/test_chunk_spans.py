@@ -150,10 +150,12 @@ def chunks_not_rebuilt_from_their_kilt_spans(build: Build) -> tuple[int, list]:
     return len(rows), mismatches
 
 
+@pytest.mark.dbt
 def test_every_sample_chunk_is_rebuilt_from_its_kilt_span(sample_build: Build) -> None:
     assert chunks_not_rebuilt_from_their_kilt_spans(sample_build) == (SAMPLE.chunks, [])
 
 
+@pytest.mark.dbt
 def test_sample_section_offsets_and_token_counts(sample_build: Build) -> None:
     rows = sample_build.query(
         "select sections.section_text, spans.section_start_char,"
@@ -170,12 +172,14 @@ def test_sample_section_offsets_and_token_counts(sample_build: Build) -> None:
     assert all(n == len(tokenizer(chunk)) for _, _, _, n, chunk in rows)
 
 
+@pytest.mark.dbt
 def test_chunk_spans_keep_mart_order(sample_build: Build) -> None:
     spans = sample_build.query("select chunk_id from kilt_chunk_spans")
     chunks = sample_build.query("select chunk_id from kilt_chunks")
     assert spans == chunks
 
 
+@pytest.mark.dbt
 def test_provenance_models_are_empty_without_tasks(sample_build: Build) -> None:
     for table in (
         "int_task_lines_read",

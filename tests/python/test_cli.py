@@ -6,10 +6,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import SAMPLE, Build
 from kilt_chunks.cli import build_summary, main
 
 
+@pytest.mark.dbt
 def test_summary_reports_the_sample_counts(sample_build: Build) -> None:
     text = build_summary(str(sample_build.db_path))
     assert f"pages read {SAMPLE.pages:>19,}" in text
@@ -49,6 +52,7 @@ def test_summary_while_a_build_holds_the_database(tmp_path: Path, capsys) -> Non
         holder.wait()
 
 
+@pytest.mark.dbt
 def test_summary_says_when_the_last_build_did_not_finish(
     tmp_path: Path, capsys, sample_build: Build
 ) -> None:
@@ -73,6 +77,7 @@ def test_summary_says_when_the_last_build_did_not_finish(
     assert "THE LAST dbt RUN did not finish" in out
 
 
+@pytest.mark.dbt
 def test_version_and_a_closed_pipe(sample_build: Build) -> None:
     version = subprocess.run(
         [sys.executable, "-m", "kilt_chunks.cli", "--version"],

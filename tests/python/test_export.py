@@ -304,6 +304,7 @@ def test_push_refuses_a_folder_without_a_valid_card(tmp_path: Path, capsys) -> N
 # -- on real builds ---------------------------------------------------------
 
 
+@pytest.mark.dbt
 def test_sample_export_loads_every_config_in_table_order(
     sample_build: Build, tmp_path: Path
 ) -> None:
@@ -340,6 +341,7 @@ def test_sample_export_loads_every_config_in_table_order(
     assert not (root / ".export.partial").exists()
 
 
+@pytest.mark.dbt
 def test_corpus_statistics_match_the_tables(sample_build: Build) -> None:
     """The SQL statistics agree with counts taken straight from the tables."""
     stats = dict(sample_build.query("select statistic, value from kilt_corpus_stats"))
@@ -379,6 +381,7 @@ def test_corpus_statistics_match_the_tables(sample_build: Build) -> None:
     assert main(["stats", "--db", str(sample_build.db_path)]) == 0
 
 
+@pytest.mark.dbt
 def test_many_files_and_null_metadata_keep_order_and_schema(
     tmp_path: Path, sample_build: Build
 ) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from conftest import run_dbt_build
 from kilt_chunks.settings import KNOWN_VARIABLES, SPLITTER_CHOICES, settings_problems
 from kilt_chunks.splitter import (
@@ -119,6 +121,7 @@ def test_an_export_dir_that_is_a_file_is_refused_before_the_build(
         assert settings_problems({}, {**DEFAULTS, "export_dir": fine}) == []
 
 
+@pytest.mark.dbt
 def test_a_typo_stops_the_build_before_the_input_is_read(tmp_path: Path) -> None:
     build = run_dbt_build(
         tmp_path,
