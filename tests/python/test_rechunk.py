@@ -28,11 +28,15 @@ ORDERED = "select * from kilt_chunks order by chunk_id"
 
 
 def readme_rechunk_vars() -> dict:
-    """The variables of the re-chunk recipe in the README (the line with
-    ``--select int_sections_chunked+``), so the test runs what it documents."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The variables of the re-chunk recipe (the one line of the README or
+    docs/ that starts the build with ``--select int_sections_chunked+``), so
+    the test runs what it documents."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
     (line,) = [
-        line for line in readme.splitlines() if "--select int_sections_chunked+" in line
+        line
+        for page in pages
+        for line in page.read_text(encoding="utf-8").splitlines()
+        if line.startswith(".venv/bin/dbt build --select int_sections_chunked+")
     ]
     assert line.startswith(".venv/bin/dbt build --select int_sections_chunked+ --vars ")
     text = line.split("--vars ", 1)[1].strip().strip("'")
