@@ -2,6 +2,7 @@
 
 from kilt_chunks.build_info import build_info_table
 from kilt_chunks.records import recorded_settings
+from kilt_chunks.settings import tokenizer_setting
 
 
 def model(dbt, session):
@@ -17,4 +18,10 @@ def model(dbt, session):
         splitter=recorded.get("splitter", dbt.config.get("splitter")),
         chunk_size=int(recorded.get("chunk_size", dbt.config.get("chunk_size"))),
         export_dir=dbt.config.get("export_dir"),
+        chunk_overlap=int(
+            recorded.get("chunk_overlap", dbt.config.get("chunk_overlap"))
+        ),
+        tokenizer=tokenizer_setting(
+            recorded.get("tokenizer", dbt.config.get("tokenizer"))
+        ),
     )

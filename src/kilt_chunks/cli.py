@@ -176,9 +176,18 @@ def build_summary(db_path: str) -> str:
             if has_tasks
             else []
         )
+    # The chunking options beyond the SPEC's, and which token counting ran.
+    options = ""
+    if info.get("chunk_overlap", "0") != "0" or not str(
+        info.get("tokenizer", "tiktoken cl100k_base")
+    ).startswith("tiktoken cl100k_base"):
+        options = (
+            f", chunk_overlap {info['chunk_overlap']}; tokens: {info['tokenizer']},"
+            f" {info.get('token_counting', '?')} counting"
+        )
     lines = [
         f"kilt-chunks build of {info['kilt_path']} (splitter {info['splitter']}, "
-        f"chunk_size {info['chunk_size']})",
+        f"chunk_size {info['chunk_size']}{options})",
         f"  pages read        {row['lines_read']:>12,}",
         f"  pages loaded      {row['pages_loaded']:>12,}",
         f"  pages chunked     {row['pages_chunked']:>12,}",

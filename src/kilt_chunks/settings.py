@@ -27,6 +27,7 @@ __all__ = [
     "export_dir_problem",
     "project_path",
     "settings_problems",
+    "tokenizer_setting",
 ]
 
 
@@ -111,6 +112,40 @@ def _min_overlap(value: Any) -> str | None:
     return None
 
 
+def tokenizer_setting(tokenizer: str, project_dir: str | None = None) -> str:
+    """The ``tokenizer`` variable as the splitter takes it: a ``tokenizer.json``
+    path resolved against the project folder (:func:`project_path`), a
+    tiktoken encoding name unchanged."""
+    # Imported here: the splitter package is not loaded for the other checks.
+    from kilt_chunks.splitter.options import is_tokenizer_file
+
+    if is_tokenizer_file(tokenizer):
+        return project_path(tokenizer, project_dir)
+    return tokenizer
+
+
+def _tokenizer(value: Any) -> str | None:
+    from kilt_chunks.splitter.options import tokenizer_problem
+
+    return tokenizer_problem(
+        tokenizer_setting(value) if isinstance(value, str) else value
+    )
+
+
+def _chunk_overlap_problem(values: Mapping[str, Any]) -> str | None:
+    """The check across two variables: ``chunk_overlap`` below ``chunk_size``."""
+    overlap, size = values.get("chunk_overlap"), values.get("chunk_size")
+    if not (_is_int(overlap) and _is_int(size)):
+        return None  # each is reported on its own
+    assert overlap is not None and size is not None
+    if overlap >= size >= 1:
+        return (
+            f"chunk_overlap = {overlap!r}: must be below chunk_size ({size}): "
+            "consecutive chunks share at most chunk_overlap tokens"
+        )
+    return None
+
+
 def _text(value: Any) -> str | None:
     return None if isinstance(value, str) else "must be text (a path)"
 
@@ -154,6 +189,8 @@ KNOWN_VARIABLES: dict[str, Callable[[Any], str | None]] = {
     "export_rows_per_file": _int_at_least(1),
     "splitter": _one_of(SPLITTER_CHOICES),
     "chunk_size": _int_at_least(1),
+    "chunk_overlap": _int_at_least(0),
+    "tokenizer": _tokenizer,
     "workers": _int_at_least(0),
     "batch_size": _int_at_least(1),
     "progress_seconds": _number_at_least(0),
@@ -189,6 +226,9 @@ def settings_problems(given: Mapping[str, Any], values: Mapping[str, Any]) -> li
             problem = check(values[name])
             if problem is not None:
                 problems.append(f"{name} = {values[name]!r}: {problem}")
+    overlap_problem = _chunk_overlap_problem(values)
+    if overlap_problem is not None:
+        problems.append(overlap_problem)
     return problems
 
 

@@ -9,7 +9,11 @@ import pytest
 from conftest import failed_dbt_build, run_dbt_build
 from kilt_chunks.records import recorded_settings_problems
 from kilt_chunks.settings import KNOWN_VARIABLES, SPLITTER_CHOICES, settings_problems
-from kilt_chunks.splitter import SPLITTER_NAMES
+from kilt_chunks.splitter import (
+    DEFAULT_CHUNK_OVERLAP,
+    DEFAULT_TOKENIZER,
+    SPLITTER_NAMES,
+)
 
 DEFAULTS = {
     "kilt_path": "data/kilt_enwiki2016_sample.jsonl",
@@ -17,6 +21,8 @@ DEFAULTS = {
     "export_rows_per_file": 500000,
     "splitter": "fast",
     "chunk_size": 256,
+    "chunk_overlap": DEFAULT_CHUNK_OVERLAP,
+    "tokenizer": DEFAULT_TOKENIZER,
     "workers": 0,
     "batch_size": 2000,
     "progress_seconds": 30,
@@ -80,6 +86,29 @@ def test_min_overlap_is_characters_or_a_fraction() -> None:
     assert problem.startswith("min_overlap = 'half': must be a number")
 
 
+def test_chunk_overlap_and_tokenizer_are_checked(tmp_path: Path) -> None:
+    for good in (0, 1, 255):
+        assert settings_problems({}, {**DEFAULTS, "chunk_overlap": good}) == []
+    assert settings_problems({}, {**DEFAULTS, "chunk_overlap": 256}) == [
+        "chunk_overlap = 256: must be below chunk_size (256): consecutive chunks"
+        " share at most chunk_overlap tokens"
+    ]
+    assert settings_problems({}, {**DEFAULTS, "chunk_overlap": -1}) == [
+        "chunk_overlap = -1: must be a whole number of at least 0"
+    ]
+    assert settings_problems({}, {**DEFAULTS, "tokenizer": "o200k_base"}) == []
+    (problem,) = settings_problems({}, {**DEFAULTS, "tokenizer": "bert-base"})
+    assert problem.startswith(
+        "tokenizer = 'bert-base': is neither a tiktoken encoding (cl100k_base"
+    )
+    missing = str(tmp_path / "tokenizer.json")
+    assert settings_problems({}, {**DEFAULTS, "tokenizer": missing}) == [
+        f"tokenizer = '{missing}': no such tokenizer.json file"
+    ]
+    (tmp_path / "tokenizer.json").write_text("{}")
+    assert settings_problems({}, {**DEFAULTS, "tokenizer": missing}) == []
+
+
 def test_an_export_dir_that_is_a_file_is_refused_before_the_build(
     tmp_path: Path,
 ) -> None:
@@ -98,12 +127,11 @@ def test_a_typo_stops_the_build_before_the_input_is_read(tmp_path: Path) -> None
     build = run_dbt_build(
         tmp_path,
         tmp_path / "not_there.jsonl",
-        extra_vars={"chunk_overlap": 32, "splitter": "sentence"},
+        extra_vars={"chunk_overlp": 32, "splitter": "sentence"},
         check=False,
     )
     assert build.returncode != 0
-    # The closest known name is now min_overlap (then chunk_size).
-    assert "unknown variable 'chunk_overlap' (did you mean 'min_overlap'?)" in (
+    assert "unknown variable 'chunk_overlp' (did you mean 'chunk_overlap'?)" in (
         build.output
     )
     assert "splitter = 'sentence': must be one of 'fast', 'llama_index'" in (
