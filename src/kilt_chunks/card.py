@@ -25,18 +25,128 @@ from kilt_chunks.export import DATA_DIR, SPLIT, ExportedConfig
 from kilt_chunks.figures import FIGURES
 
 __all__ = [
+    "KILT_SOURCE_DATASET",
     "LICENSE",
     "PRETTY_NAME",
     "card_data",
     "check_card",
     "dataset_card",
+    "describe_source",
     "format_statistic",
+    "published_build_info",
 ]
 
 #: License of the text (Wikipedia's), as the Hub names it.
 LICENSE = "cc-by-sa-3.0"
 
 PRETTY_NAME = "KILT Wikipedia in section-aware chunks"
+
+#: The Hub dataset of KILT's knowledge source (2019-08-01 Wikipedia).
+KILT_SOURCE_DATASET = "facebook/kilt_wikipedia"
+
+
+def _file_name(path: str) -> str:
+    """The last part of a path (a folder's own name), or an ``hf://`` name."""
+    if "://" in path:
+        return path
+    return Path(path.rstrip("/\\")).name
+
+
+def published_build_info(info: Mapping[str, str]) -> dict[str, str]:
+    """The build info as the export publishes it (card and Parquet metadata):
+    no path of the machine that built it.
+
+    Args:
+        info: The row of ``kilt_build_info`` (absolute ``kilt_path`` and
+            ``export_dir``; a ``tokenizer`` naming a ``tokenizer.json`` file
+            by its absolute path).
+
+    Returns:
+        The same keys but ``export_dir`` (the export folder itself); the
+        input and a tokenizer file by their file names (``hf://`` names kept).
+    """
+    published = {key: value for key, value in info.items() if key != "export_dir"}
+    if "kilt_path" in published:
+        published["kilt_path"] = _file_name(published["kilt_path"])
+    tokenizer = published.get("tokenizer", "")
+    if tokenizer.startswith("tokenizers file "):
+        path, _, rest = tokenizer.removeprefix("tokenizers file ").partition(" ")
+        published["tokenizer"] = f"tokenizers file {_file_name(path)} {rest}".strip()
+    return published
+
+
+def describe_source(kilt_path: str) -> dict[str, Any]:
+    """What the pages of a build came from, for the card.
+
+    Args:
+        kilt_path: The input as the build recorded it (absolute path or
+            ``hf://`` name).
+
+    Returns:
+        ``name`` (the input's file name), ``kind`` (``"kilt"``: KILT's
+        knowledge source, by its file name ``kilt_knowledgesource*`` or the
+        ``hf://facebook/kilt_wikipedia`` name; ``"dump"``: pages written by
+        ``kilt-chunks from-dump``, found by the ``manifest.json`` beside
+        them; else ``"pages"``), ``sentence`` (the card's words for it),
+        ``source_datasets`` (the Hub datasets it comes from: KILT's only for
+        KILT's own pages) and ``language`` (the wiki's, from a dump's
+        siteinfo; else ``"en"``).
+    """
+    name = _file_name(kilt_path)
+    if kilt_path.startswith(f"hf://{KILT_SOURCE_DATASET}") or name.startswith(
+        "kilt_knowledgesource"
+    ):
+        return {
+            "name": name,
+            "kind": "kilt",
+            "sentence": (
+                f"KILT's knowledge source (`{name}`: the Wikipedia snapshot of "
+                f"2019-08-01, also the Hub dataset `{KILT_SOURCE_DATASET}`)"
+            ),
+            "source_datasets": [KILT_SOURCE_DATASET],
+            "language": "en",
+        }
+    manifest = _dump_manifest(kilt_path)
+    if manifest is not None:
+        siteinfo = manifest.get("siteinfo") or {}
+        wiki = manifest.get("wiki") or siteinfo.get("dbname") or "a wiki"
+        date = manifest.get("dump_date") or "an unknown date"
+        return {
+            "name": name,
+            "kind": "dump",
+            "sentence": (
+                f"KILT-format pages built by `kilt-chunks from-dump` from the "
+                f"MediaWiki dump of {wiki} of {date}"
+            ),
+            "source_datasets": [],
+            "language": siteinfo.get("lang") or "en",
+        }
+    return {
+        "name": name,
+        "kind": "pages",
+        "sentence": f"KILT-format pages from `{name}`",
+        "source_datasets": [],
+        "language": "en",
+    }
+
+
+def _dump_manifest(kilt_path: str) -> dict[str, Any] | None:
+    """The ``manifest.json`` of a ``from-dump`` output holding ``kilt_path``."""
+    import json
+
+    if "://" in kilt_path:
+        return None
+    path = Path(kilt_path)
+    for folder in (path, path.parent, path.parent.parent):
+        manifest = folder / "manifest.json"
+        if manifest.is_file():
+            try:
+                found = json.loads(manifest.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return None
+            return found if isinstance(found, dict) else None
+    return None
+
 
 _TEMPLATE = "dataset_card.md"
 
@@ -45,11 +155,15 @@ def _data_files(config: str) -> list[dict[str, str]]:
     return [{"split": SPLIT, "path": f"{DATA_DIR}/{config}/{SPLIT}-*.parquet"}]
 
 
-def card_data(exported: Sequence[ExportedConfig]) -> DatasetCardData:
+def card_data(
+    exported: Sequence[ExportedConfig], source: Mapping[str, Any] | None = None
+) -> DatasetCardData:
     """The card's YAML metadata.
 
     Args:
         exported: The configs written, in card order (the first is default).
+        source: :func:`describe_source` of the input (its ``language`` and
+            ``source_datasets``); None: KILT's knowledge source.
 
     Returns:
         Card data with ``license``, ``language``, ``pretty_name``,
@@ -59,14 +173,15 @@ def card_data(exported: Sequence[ExportedConfig]) -> DatasetCardData:
         bytes of its one split).
     """
     chunks = max((config.num_rows for config in exported), default=0)
+    source = source or describe_source(f"hf://{KILT_SOURCE_DATASET}")
     data = DatasetCardData(
         license=LICENSE,
-        language=["en"],
+        language=[source["language"]],
         pretty_name=PRETTY_NAME,
         task_categories=["text-retrieval"],
         tags=["wikipedia", "kilt", "rag", "chunking"],
         size_categories=[_size_category(chunks)],
-        source_datasets=["facebook/kilt_wikipedia"],
+        source_datasets=list(source["source_datasets"]) or None,
     )
     MetadataConfigs(
         {
@@ -135,7 +250,9 @@ def dataset_card(
 
     Args:
         exported: The configs written (first = default).
-        build_info: The row of ``kilt_build_info``.
+        build_info: The row of ``kilt_build_info`` (as recorded: the card
+            shows :func:`published_build_info` of it, and describes its
+            input with :func:`describe_source`).
         audit: The row of ``kilt_load_audit`` (counts).
         stats: Rows of ``kilt_corpus_stats`` (``statistic``, ``value``,
             ``description``), in order.
@@ -168,11 +285,28 @@ def dataset_card(
         .joinpath(_TEMPLATE)
         .read_text("utf-8")
     )
+    source = describe_source(build_info.get("kilt_path", ""))
+    stat = {row["statistic"]: row["value"] for row in stats}
     return DatasetCard.from_template(
-        card_data(exported),
+        card_data(exported, source),
         template_str=template,
         configs=configs,
-        build_info=dict(build_info),
+        source=source,
+        tool_version=build_info.get("kilt_chunks_version", ""),
+        limits={
+            "max_tokens": stat.get("tokens_per_chunk_max"),
+            "over_chunk_size": stat.get("chunks_over_chunk_size"),
+            "under_32": stat.get("chunks_under_32_tokens"),
+            "share_under_32": format_statistic(
+                "share_under_32_tokens", stat.get("share_under_32_tokens")
+            ),
+        },
+        task_configs=[
+            config["name"]
+            for config in configs
+            if config["name"] in ("queries", "qrels_pages", "qrels_chunks")
+        ],
+        build_info=published_build_info(build_info),
         audit=dict(audit),
         stats=[
             {**row, "formatted": format_statistic(row["statistic"], row["value"])}

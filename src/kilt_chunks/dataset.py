@@ -20,6 +20,7 @@ from kilt_chunks.export import (
     EXPORT_TABLES,
     FETCH_ROWS,
     FIGURES_DIR,
+    file_names,
     files_table,
     finish_export,
     start_export,
@@ -147,27 +148,35 @@ def _write_export(
     place of the export folder."""
     # Imported here: datasets and huggingface_hub take a second or two to
     # import, which a build without export should not pay.
-    from kilt_chunks.card import check_card, dataset_card
+    from kilt_chunks.card import check_card, dataset_card, published_build_info
     from kilt_chunks.figures import draw_figures
 
+    # What is published holds no path of this machine: the build info without
+    # export_dir and with file names (card and Parquet metadata), and a
+    # source_file column as file names.
+    published = published_build_info(info)
     exported = [
         write_config(
             table,
             _reported(
-                tables[table.model].to_arrow_reader(FETCH_ROWS),
+                file_names(tables[table.model]).to_arrow_reader(FETCH_ROWS),
                 Progress(
                     f"export {table.config}", interval=progress_seconds, unit="rows"
                 ),
             ),
             partial / DATA_DIR,
             rows_per_file,
-            info,
+            published,
         )
         for table in EXPORT_TABLES
         if not table.only_if_rows or _has_rows(tables[table.model])
     ]
     (partial / FIGURES_DIR).mkdir()
-    figures = draw_figures(*figure_rows, partial / FIGURES_DIR)
+    figures = draw_figures(
+        *figure_rows,
+        partial / FIGURES_DIR,
+        chunk_size=int(info["chunk_size"]) if "chunk_size" in info else None,
+    )
     card = dataset_card(
         exported,
         info,

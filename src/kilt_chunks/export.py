@@ -32,6 +32,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -65,6 +66,7 @@ __all__ = [
     "files_table",
     "finish_export",
     "parquet_file_name",
+    "file_names",
     "prepare_export_dir",
     "remove_leftovers",
     "replace_folder",
@@ -495,6 +497,23 @@ def write_config(
         batches, schema, folder, rows_per_file, config=table.config
     )
     return ExportedConfig(table, files)
+
+
+def file_names(relation: Any) -> Any:
+    """``relation`` with its ``source_file`` column, if it has one, cut to the
+    file name: what the export publishes (the dataset configs and the task
+    files in ``qrels/``) holds no path of the machine that built it.
+
+    Args:
+        relation: A table to export (a DuckDB relation, e.g. ``dbt.ref``).
+
+    Returns:
+        The same rows and columns, ``source_file`` as DuckDB's
+        ``parse_filename`` of it.
+    """
+    if "source_file" not in relation.columns:
+        return relation
+    return relation.project("* replace (parse_filename(source_file) as source_file)")
 
 
 def prepare_export_dir(export_dir: str) -> Path | None:

@@ -74,10 +74,32 @@ def _bars(
     ax.set_ylabel(ylabel)
 
 
+def _box_legend(chunk_size: int | None) -> list[Any]:
+    """Legend of the depth box plot: what each mark of matplotlib's ``bxp``
+    (with ``showmeans``) stands for."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles = [
+        Line2D([], [], color="tab:orange", label="median"),
+        Line2D([], [], color="tab:green", marker="^", linestyle="none", label="mean"),
+        Patch(facecolor="none", edgecolor="black", label="25% to 75%"),
+        Line2D([], [], color="black", marker="_", label="whiskers: 5% and 95%"),
+    ]
+    if chunk_size is not None:
+        handles.append(
+            Line2D(
+                [], [], color="black", linestyle=":", label=f"chunk_size ({chunk_size})"
+            )
+        )
+    return handles
+
+
 def draw_figures(
     histograms: Sequence[Mapping[str, Any]],
     depth_stats: Sequence[Mapping[str, Any]],
     folder: Path,
+    chunk_size: int | None = None,
 ) -> list[Path]:
     """Draw the four figures of :data:`FIGURES` as PNG files into ``folder``.
 
@@ -88,6 +110,9 @@ def draw_figures(
             ``num_chunks``, ``tokens_p05`` ... ``tokens_p95``, ``tokens_mean``,
             ``share_under_32_tokens``).
         folder: Existing folder; files ``<name>.png``, 1000 x 500 pixels.
+        chunk_size: The build's chunk_size, marked on the token figures (a
+            few chunks exceed it: the splitter's count is of the pieces it
+            joins); None: not marked.
 
     Returns:
         The files written, in :data:`FIGURES` order (a histogram without rows,
@@ -111,7 +136,20 @@ def draw_figures(
                 if row["bucket_start"] < SHORT_CHUNK_TOKENS
             )
             total = sum(row["num_items"] for row in rows) or 1
-            ax.axvline(SHORT_CHUNK_TOKENS, color="tab:red", linestyle="--")
+            ax.axvline(
+                SHORT_CHUNK_TOKENS,
+                color="tab:red",
+                linestyle="--",
+                label=f"{SHORT_CHUNK_TOKENS} tokens",
+            )
+            if chunk_size is not None:
+                ax.axvline(
+                    chunk_size,
+                    color="black",
+                    linestyle=":",
+                    label=f"chunk_size ({chunk_size})",
+                )
+            ax.legend(loc="upper center")
             ax.annotate(
                 f"{short / total:.1%} under {SHORT_CHUNK_TOKENS} tokens",
                 (SHORT_CHUNK_TOKENS, 1),
@@ -144,6 +182,9 @@ def draw_figures(
             ]
             if stats:
                 ax.bxp(stats, showmeans=True)
+            if chunk_size is not None:
+                ax.axhline(chunk_size, color="black", linestyle=":")
+            ax.legend(handles=_box_legend(chunk_size), loc="lower right")
             ax.set_xlabel("section depth (chunks); whiskers at 5% and 95%")
             ax.set_ylabel("tokens per chunk")
         ax.set_title(caption)

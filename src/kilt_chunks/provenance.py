@@ -367,6 +367,7 @@ def write_task_files(
     from kilt_chunks.export import (
         carry_over,
         export_root,
+        file_names,
         remove_leftovers,
         replace_folder,
         staging_folder,
@@ -396,7 +397,9 @@ def write_task_files(
             partial,
             [p.name for p in qrels_dir.glob("*") if p.name.endswith(suffixes)],
         )
-        rows = _write_task_files(chunk_qrels, page_qrels, queries, tasks, partial)
+        rows = _write_task_files(
+            chunk_qrels, page_qrels, file_names(queries), tasks, partial
+        )
         replace_folder(partial, qrels_dir)
     return pa.Table.from_pylist(
         [

@@ -705,3 +705,103 @@ def test_a_second_database_keeps_out_of_the_first_export_and_uses_its_settings(
     assert "| `chunk_size` | `128` |" in (second.export_dir / "README.md").read_text()
     owner = json.loads((second.export_dir / ".kilt_chunks_export.json").read_text())
     assert owner["database"] == str(second_db.resolve())
+
+
+@pytest.mark.dbt
+def test_an_export_built_under_an_unusual_path_publishes_no_path_of_it(
+    tmp_path: Path,
+) -> None:
+    """Issue 25 item 1: the card, every Parquet file's metadata and the
+    queries' source_file column held the building machine's absolute paths,
+    and the card named facebook/kilt_wikipedia as the source of any input.
+    Built under a folder with spaces and non-ASCII letters, with a task file:
+    nothing of the export holds that folder, and the card describes the
+    actual input, its limitations and the task data's license."""
+    import shutil
+
+    import pyarrow.parquet as pq
+    from huggingface_hub import DatasetCard
+
+    from conftest import FIXTURES, SAMPLE_JSONL, run_dbt_build
+
+    root = tmp_path / "Données d'essai – ünïcode dir"
+    root.mkdir()
+    pages = root / "my pages.jsonl"
+    shutil.copy(SAMPLE_JSONL, pages)
+    tasks = root / "tâches"
+    shutil.copytree(FIXTURES / "kilt_tasks", tasks)
+    build = run_dbt_build(root / "build", pages, extra_vars={"kilt_tasks": str(tasks)})
+    needles = {str(root), str(root.resolve()), root.name}
+    files = [p for p in build.export_dir.rglob("*") if p.is_file()]
+    assert any(p.suffix == ".parquet" for p in files)
+    for path in files:
+        if path.suffix == ".parquet":
+            table = pq.read_table(path)
+            texts = [value for value in (table.schema.metadata or {}).values()] + [
+                str(v).encode()
+                for column in table.columns
+                if str(column.type) in ("string", "large_string")
+                for v in column.to_pylist()
+            ]
+            blob = b"\n".join(texts).decode("utf-8", "replace")
+        else:
+            blob = path.read_bytes().decode("utf-8", "replace")
+        for needle in needles:
+            assert needle not in blob, (path, needle)
+    queries = pq.read_table(
+        sorted((build.export_dir / "data" / "queries").glob("*.parquet"))
+    )
+    assert set(queries.column("source_file").to_pylist()) == {"handmade-dev-kilt.jsonl"}
+    card = DatasetCard.load(build.export_dir / "README.md")
+    assert card.data.source_datasets is None
+    assert "KILT-format pages from `my pages.jsonl`" in card.text
+    assert "## Limitations" in card.text
+    assert "This is **not** the published corpus" in card.text
+    assert "released by KILT under the MIT license" in card.text
+    assert "| `kilt_path` | `my pages.jsonl` |" in card.text
+    assert "`export_dir`" not in card.text
+
+
+def test_the_card_names_kilt_as_source_only_for_kilt_pages() -> None:
+    """describe_source: KILT's knowledge source by its file or Hub name, a
+    from-dump output by its manifest, anything else by its file name."""
+    from kilt_chunks.card import describe_source, published_build_info
+
+    kilt = describe_source("/data/kilt/kilt_knowledgesource.json")
+    assert kilt["source_datasets"] == ["facebook/kilt_wikipedia"]
+    assert kilt["kind"] == "kilt"
+    assert describe_source("hf://facebook/kilt_wikipedia:2019-08-01")["kind"] == "kilt"
+    other = describe_source("/home/me/x/pages.jsonl.gz")
+    assert (other["kind"], other["source_datasets"]) == ("pages", [])
+    assert other["sentence"] == "KILT-format pages from `pages.jsonl.gz`"
+    info = published_build_info(
+        {
+            "kilt_path": "/home/me/x/pages.jsonl.gz",
+            "export_dir": "/home/me/x/exports",
+            "tokenizer": "tokenizers file /home/me/tok/tokenizer.json sha256:ab"
+            " (no special tokens)",
+            "chunk_size": "256",
+        }
+    )
+    assert info == {
+        "kilt_path": "pages.jsonl.gz",
+        "tokenizer": "tokenizers file tokenizer.json sha256:ab (no special tokens)",
+        "chunk_size": "256",
+    }
+
+
+def test_the_card_describes_a_dump_by_its_manifest(tmp_path: Path) -> None:
+    import json
+
+    from kilt_chunks.card import describe_source
+
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "manifest.json").write_text(
+        json.dumps(
+            {"wiki": "bgwiki", "dump_date": "2026-11-01", "siteinfo": {"lang": "bg"}}
+        )
+    )
+    source = describe_source(str(tmp_path / "pages"))
+    assert source["kind"] == "dump"
+    assert source["language"] == "bg"
+    assert "MediaWiki dump of bgwiki of 2026-11-01" in source["sentence"]
