@@ -234,6 +234,7 @@ def build_from_dump(  # noqa: C901 - one run, in order
     keep_work: bool = False,
     namespace_aliases: dict[str, int] | None = None,
     redirect_words: tuple[str, ...] = (),
+    keep_colon_links: bool = False,
 ) -> dict[str, Any]:
     """Build KILT pages from one dump (or its part files) into ``out_dir``.
 
@@ -257,6 +258,8 @@ def build_from_dump(  # noqa: C901 - one run, in order
         keep_work: Keep ``work/`` (map shards, lookup database) at the end.
         namespace_aliases: More namespace names, ``{"Картинка": 6}``.
         redirect_words: More redirect magic words (without ``#``).
+        keep_colon_links: Keep links with an unknown ``prefix:`` (KILT and
+            WikiExtractor 2.75 drop them).
 
     Returns:
         The manifest (also written to ``out_dir/manifest.json``).
@@ -293,7 +296,11 @@ def build_from_dump(  # noqa: C901 - one run, in order
     if len(kinds) > 1:
         raise DumpBuildError("mix of multistream and plain dumps; give one kind")
     multistream = kinds == {True}
-    settings = {"page_seconds": page_seconds, "max_page_bytes": int(max_page_mb * 1e6)}
+    settings: dict[str, Any] = {
+        "page_seconds": page_seconds,
+        "max_page_bytes": int(max_page_mb * 1e6),
+        "keep_colon_links": keep_colon_links,
+    }
     plan: list[Split] = []
     if multistream:
         files = []

@@ -33,10 +33,13 @@ order:
    ``}`` (table residue), ``(...)`` lines, lines of ``.``/``-`` only, and
    lines starting with a space after a section's first line are dropped.
 
-Decided differently from 2.75 (documented in docs/dump.md): links whose
-target has a ``prefix:`` that is neither a namespace, an interwiki nor a
-language code (``[[Star Wars: Episode IV|...]]``) keep their label and anchor
-(2.75 drops the whole link); anchor markup is never kept inside headings.
+2.75's quirks, decided (documented in docs/dump.md): a link whose target has
+a ``prefix:`` that is neither a namespace nor ``w:``/``wikt:``
+(``[[Star Wars: Episode IV|...]]``) leaves nothing, as in 2.75 and so in
+KILT (``keep_colon_links=True`` keeps its label and anchor instead); lines
+starting with ``:`` are dropped, as in 2.75 and KILT; magic words such as
+``{{CURRENTYEAR}}`` are dropped with the templates (2.75 printed the year of
+the run: not reproducible); anchor markup is never kept inside headings.
 """
 
 from __future__ import annotations
@@ -114,8 +117,9 @@ def normalize_title(title: str, first_letter: bool = True) -> str:
 class _Renderer:
     """State of one page's rendering (anchors, categories, placeholders)."""
 
-    def __init__(self, site: SiteInfo) -> None:
+    def __init__(self, site: SiteInfo, keep_colon_links: bool = False) -> None:
         self.site = site
+        self.keep_colon_links = keep_colon_links
         self.hrefs: list[tuple[str, str]] = []  # (href, normalized target)
         self.categories: list[str] = []
         self.counters = {"formula": 0, "codice": 0}
@@ -187,18 +191,18 @@ class _Renderer:
                 return ""
             if ns is not None and ns != 0:
                 return ""
-            if prefix.strip().lower() not in KEPT_INTERWIKI and _LANG_PREFIX.match(
-                prefix.strip()
-            ):
+            kept = prefix.strip().lower() in KEPT_INTERWIKI
+            if not kept and (not self.keep_colon_links or _LANG_PREFIX.match(prefix)):
                 return ""
         if node.text is None:
             label = str(node.title)
         else:
             raw = str(node.text)
-            if "|" in raw and "[[" not in raw:
-                raw = raw.rsplit("|", 1)[1]
-            label = self.code(mwparserfromhell.parse(raw, skip_style_tags=True))
-            label = label.strip()
+            if "|" in raw and "[[" not in raw:  # [[a|b|c]]: 2.75 takes c
+                code = mwparserfromhell.parse(raw.rsplit("|", 1)[1], skip_style_tags=True)
+                label = self.code(code).strip()
+            else:
+                label = self.code(node.text).strip()
         label = _ANY_MARKER.sub("", label)
         if not label:
             return ""
@@ -316,13 +320,15 @@ def _zip_longest(a: str, b: str) -> list[tuple[str, str]]:
 
 
 def render_wikitext(
-    wikitext: str, site: SiteInfo
+    wikitext: str, site: SiteInfo, *, keep_colon_links: bool = False
 ) -> tuple[list[str], list[dict[str, Any]], list[str]]:
     """Render a page's wikitext to KILT paragraphs (without the title line).
 
     Args:
         wikitext: The page's source.
         site: The wiki (namespace names decide which links are dropped).
+        keep_colon_links: Keep links whose target has an unknown ``prefix:``
+            (2.75 and KILT drop them).
 
     Returns:
         ``(paragraphs, anchors, categories)``: paragraphs each ending in
@@ -332,7 +338,7 @@ def render_wikitext(
         ``wikipedia_id`` ``""`` (filled by the resolve step); category names
         in order of first appearance.
     """
-    renderer = _Renderer(site)
+    renderer = _Renderer(site, keep_colon_links)
     flat = renderer.code(mwparserfromhell.parse(wikitext, skip_style_tags=True))
     lines = _compact(_clean(flat))
     paragraphs: list[str] = []
@@ -380,12 +386,15 @@ def render_wikitext(
     return paragraphs, anchors, renderer.categories
 
 
-def render_page(page: RawPage, site: SiteInfo) -> dict[str, Any]:
+def render_page(
+    page: RawPage, site: SiteInfo, *, keep_colon_links: bool = False
+) -> dict[str, Any]:
     """One article as a KILT page (anchors not yet resolved to ids).
 
     Args:
         page: A namespace-0, non-redirect page of the dump.
         site: Its wiki.
+        keep_colon_links: See :func:`render_wikitext`.
 
     Returns:
         ``{_id, wikipedia_id, wikipedia_title, text, anchors, categories,
@@ -393,7 +402,9 @@ def render_page(page: RawPage, site: SiteInfo) -> dict[str, Any]:
         ``text[0]`` is the title line, ``categories`` a comma-joined string,
         ``history`` ``{revid, timestamp, parentid, pre_dump, pageid, url}``.
     """
-    paragraphs, anchors, categories = render_wikitext(page.text, site)
+    paragraphs, anchors, categories = render_wikitext(
+        page.text, site, keep_colon_links=keep_colon_links
+    )
     return {
         "_id": str(page.page_id),
         "wikipedia_id": str(page.page_id),

@@ -57,6 +57,8 @@ class SplitJob:
         pages: The pages themselves, when one reader fed them (plain dumps).
         page_seconds: Per-page time limit (0: none).
         max_page_bytes: Pages with more wikitext (UTF-8 bytes) are skipped.
+        keep_colon_links: Renderer option (see
+            :func:`~kilt_chunks.dump.render.render_wikitext`).
     """
 
     index: int
@@ -68,6 +70,7 @@ class SplitJob:
     pages: tuple[RawPage, ...] = ()
     page_seconds: float = 10.0
     max_page_bytes: int = 8 << 20
+    keep_colon_links: bool = False
 
 
 @dataclass
@@ -201,7 +204,9 @@ def run_split(job: SplitJob) -> SplitResult:
         else:
             try:
                 with _Alarm(job.page_seconds):
-                    row = render_page(page, job.site)
+                    row = render_page(
+                        page, job.site, keep_colon_links=job.keep_colon_links
+                    )
             except PageTimeout:
                 reason = f"timeout: over {job.page_seconds:g} s"
             except (RecursionError, MemoryError, ValueError) as exc:
