@@ -30,7 +30,13 @@ from typing import Any
 
 from kilt_chunks.dump.multistream import Split, index_path_for, plan_splits, read_index
 from kilt_chunks.dump.resolve import ResolveJob, build_lookup, resolve_shard, shard_name
-from kilt_chunks.dump.shards import SplitJob, SplitResult, atomic_write, run_split, side_path
+from kilt_chunks.dump.shards import (
+    SplitJob,
+    SplitResult,
+    atomic_write,
+    run_split,
+    side_path,
+)
 from kilt_chunks.dump.siteinfo import SiteInfo, parse_siteinfo
 from kilt_chunks.dump.xmlpages import RawPage, pages_in_file, read_header
 from kilt_chunks.progress import emit_line
@@ -315,7 +321,7 @@ def build_from_dump(  # noqa: C901 - one run, in order
         total = sum(s.size for _, streams in files for s in streams)
         n = splits or max(1, math.ceil(total / (split_mb * 1e6)))
         plan = plan_splits(files, n)
-    plan_doc = {
+    plan_doc: dict[str, Any] = {
         "multistream": multistream,
         "inputs": [str(p) for p in inputs],
         "splits": [asdict(s) for s in plan] if multistream else None,
@@ -335,7 +341,7 @@ def build_from_dump(  # noqa: C901 - one run, in order
     jobs: Iterable[SplitJob]
     if multistream:
         jobs = [
-            SplitJob(s.index, str(work_dir), site, s.path, s.start, s.end, **settings)  # type: ignore[arg-type]
+            SplitJob(s.index, str(work_dir), site, s.path, s.start, s.end, **settings)
             for s in plan
         ]
         total_bytes = sum(s.nbytes for s in plan)
@@ -352,12 +358,21 @@ def build_from_dump(  # noqa: C901 - one run, in order
 
     def tick(final: bool = False) -> None:
         now = time.monotonic()
-        if progress_seconds <= 0 or (not final and now - state["last"] < progress_seconds):
+        if progress_seconds <= 0 or (
+            not final and now - state["last"] < progress_seconds
+        ):
             return
         state["last"] = now
         fresh = [r for r in results.values() if not r.resumed]
-        mb = sum(r.wikitext_bytes for r in fresh) / 1e6
+        mb = fresh_mb = sum(r.wikitext_bytes for r in fresh) / 1e6
         pages = sum(r.pages for r in fresh)
+        for running in work_dir.glob("map-*.progress"):  # splits under way
+            try:
+                done_bytes, done_pages = running.read_text().split()
+            except (OSError, ValueError):
+                continue
+            mb += int(done_bytes) / 1e6
+            pages += int(done_pages)
         elapsed = max(now - started, 1e-9)
         line = (
             f"from-dump: {len(results)}"
@@ -365,22 +380,35 @@ def build_from_dump(  # noqa: C901 - one run, in order
             + f" splits, {mb:,.1f} MB wikitext ({mb / elapsed:,.2f} MB/s),"
             f" {pages:,} pages ({pages / elapsed:,.0f}/s)"
         )
-        if multistream and state["done_bytes"]:
-            left = (total_bytes - state["done_bytes"]) / state["done_bytes"] * elapsed
-            line += f", ETA {left:,.0f} s"
+        if multistream and mb > 0:
+            # wikitext expected in all: the wikitext per compressed byte of
+            # the splits done (3.0, a typical bz2 ratio, until one is)
+            done_w = sum(r.wikitext_bytes for r in results.values())
+            ratio = done_w / state["done_bytes"] if state["done_bytes"] else 3.0
+            left_mb = ratio * total_bytes / 1e6 - mb - (done_w / 1e6 - fresh_mb)
+            line += f", ETA {max(left_mb, 0) / (mb / elapsed):,.0f} s"
         emit_line(line)
 
     runner = _engine(engine, workers, ray_address)
     try:
         map_started = time.monotonic()
-        _run_all(runner, run_split, jobs, 2 * max(workers, 1), on_result, tick, progress_seconds)
+        _run_all(
+            runner,
+            run_split,
+            jobs,
+            2 * max(workers, 1),
+            on_result,
+            tick,
+            progress_seconds,
+        )
         map_seconds = time.monotonic() - map_started
         tick(final=True)
         n_splits = len(results)
         lookup = build_lookup(work_dir, n_splits, out_dir)
         sizes: dict[int, int] = {}
         resolve_jobs = [
-            ResolveJob(i, n_splits, str(work_dir), str(pages_dir)) for i in range(n_splits)
+            ResolveJob(i, n_splits, str(work_dir), str(pages_dir))
+            for i in range(n_splits)
         ]
         _run_all(
             runner,
@@ -399,14 +427,16 @@ def build_from_dump(  # noqa: C901 - one run, in order
         runner.close()
     failures: list[dict[str, Any]] = []
     for i in range(n_splits):
-        failures.extend(json.loads(side_path(work_dir, i).read_text(encoding="utf-8"))["failures"])
+        failures.extend(
+            json.loads(side_path(work_dir, i).read_text(encoding="utf-8"))["failures"]
+        )
     skipped = Counter[str]()
     for r in results.values():
         skipped.update(r.skipped)
     ordered = [results[i] for i in range(n_splits)]
     wikitext = sum(r.wikitext_bytes for r in ordered)
     fresh_seconds = sum(r.cpu_seconds for r in ordered if not r.resumed)
-    manifest = {
+    manifest: dict[str, Any] = {
         "builder": {
             "name": "kilt-chunks from-dump",
             "version": version("kilt-chunks"),
@@ -446,7 +476,9 @@ def build_from_dump(  # noqa: C901 - one run, in order
     }
     atomic_write(
         out_dir / "skipped.jsonl",
-        "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in failures).encode("utf-8"),
+        "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in failures).encode(
+            "utf-8"
+        ),
     )
     manifest["run"]["seconds"] = round(time.monotonic() - started, 3)
     atomic_write(

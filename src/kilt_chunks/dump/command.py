@@ -87,7 +87,9 @@ def add_dump_commands(commands: argparse._SubParsersAction) -> None:
         " items), anchors and category sets found verbatim in the candidate.",
     )
     compare.add_argument("candidate", type=Path, help="pages to judge (file or folder)")
-    compare.add_argument("reference", type=Path, help="reference pages (file or folder)")
+    compare.add_argument(
+        "reference", type=Path, help="reference pages (file or folder)"
+    )
     compare.add_argument("--json", type=Path, help="also write the report as JSON")
     compare.add_argument(
         "--examples", type=int, default=0, help="show this many missing paragraphs"

@@ -23,10 +23,14 @@ __all__ = ["compare_page_files", "format_comparison", "iter_page_file"]
 def iter_page_file(path: Path) -> Iterator[dict[str, Any]]:
     """The pages of a KILT JSON lines file (``.gz`` too) or of a folder of
     such shards (in name order)."""
-    files = sorted(p for p in path.iterdir() if ".json" in p.name) if path.is_dir() else [path]
+    files = (
+        sorted(p for p in path.iterdir() if ".json" in p.name)
+        if path.is_dir()
+        else [path]
+    )
     for file in files:
         opener = gzip.open if file.name.endswith(".gz") else open
-        with opener(file, "rt", encoding="utf-8") as f:  # type: ignore[operator]
+        with opener(file, "rt", encoding="utf-8") as f:
             for line in f:
                 if line.strip():
                     yield json.loads(line)
@@ -76,7 +80,8 @@ def compare_page_files(
         cand[str(page.get("wikipedia_id") or page["wikipedia_title"])] = page
     by_title = {p["wikipedia_title"]: k for k, p in cand.items()}
     totals: dict[str, list[int]] = {
-        k: [0, 0] for k in ("paragraphs", "prose", "headings", "bullets", "anchors", "categories")
+        k: [0, 0]
+        for k in ("paragraphs", "prose", "headings", "bullets", "anchors", "categories")
     }
     matched = only_ref = 0
     seen: set[str] = set()
@@ -85,10 +90,11 @@ def compare_page_files(
         key = str(ref.get("wikipedia_id") or ref["wikipedia_title"])
         if key not in cand:
             key = by_title.get(ref["wikipedia_title"], key)
-        page = cand.get(key)
-        if page is None:
+        found = cand.get(key)
+        if found is None:
             only_ref += 1
             continue
+        page = found
         matched += 1
         seen.add(key)
         have = Counter(page["text"][1:])
@@ -98,10 +104,12 @@ def compare_page_files(
             if ok:
                 have[paragraph] -= 1
             elif len(missing) < examples:
-                missing.append({"title": ref["wikipedia_title"], "paragraph": paragraph})
+                missing.append(
+                    {"title": ref["wikipedia_title"], "paragraph": paragraph}
+                )
             for name in ("paragraphs", kind):
                 totals[name][0] += 1
-                totals[name][1] += ok
+                totals[name][1] += int(ok)
         ref_anchors = _anchor_keys(ref)
         common = ref_anchors & _anchor_keys(page)
         totals["anchors"][0] += sum(ref_anchors.values())
@@ -109,7 +117,7 @@ def compare_page_files(
         ref_cats = {c for c in (ref.get("categories") or "").split(",") if c}
         cand_cats = {c for c in (page.get("categories") or "").split(",") if c}
         totals["categories"][0] += 1
-        totals["categories"][1] += ref_cats == cand_cats
+        totals["categories"][1] += int(ref_cats == cand_cats)
     report: dict[str, Any] = {
         "pages": {
             "matched": matched,
@@ -117,11 +125,11 @@ def compare_page_files(
             "only_reference": only_ref,
         }
     }
-    for name, (total, ok) in totals.items():
+    for name, (total, hits) in totals.items():
         report[name] = {
             "reference": total,
-            "matched": ok,
-            "share": round(ok / total, 4) if total else None,
+            "matched": hits,
+            "share": round(hits / total, 4) if total else None,
         }
     if examples:
         report["missing_examples"] = missing

@@ -90,7 +90,7 @@ def read_index(index: Path, dump_size: int) -> list[Stream]:
     opener = bz2.open if index.name.endswith(".bz2") else open
     counts: dict[int, int] = {}
     last = -1
-    with opener(index, "rt", encoding="utf-8") as f:  # type: ignore[operator]
+    with opener(index, "rt", encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
             head = line.split(":", 2)
             if len(head) < 3 or not head[0].isdigit():
@@ -104,9 +104,7 @@ def read_index(index: Path, dump_size: int) -> list[Stream]:
             counts[offset] = counts.get(offset, 0) + 1
     offsets = sorted(counts)
     ends = offsets[1:] + [dump_size]
-    return [
-        Stream(o, e - o, counts[o]) for o, e in zip(offsets, ends, strict=True)
-    ]
+    return [Stream(o, e - o, counts[o]) for o, e in zip(offsets, ends, strict=True)]
 
 
 def _cut(streams: list[Stream], n: int) -> list[tuple[int, int]]:
@@ -230,7 +228,9 @@ def write_multistream_from_export(
 
     with open_dump(export) as f:
         raw = f.read()
-    text = raw.decode("utf-16") if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else raw.decode()
+    text = (
+        raw.decode("utf-16") if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else raw.decode()
+    )
     text = _DECL.sub("", text.replace("\r\n", "\n"))
     first = _PAGE.search(text)
     if first is None:

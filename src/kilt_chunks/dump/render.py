@@ -101,6 +101,24 @@ _SWITCHES = re.compile(
     r"|INDEX|NOINDEX|STATICREDIRECT|DISAMBIG|EXPECTUNUSEDCATEGORY)__"
 )
 _SECTION = re.compile(r"(==+)\s*(.*?)\s*\1")
+# Dropped before parsing (as 2.75 drops them first), which spares the parser
+# the citation templates inside references: comments, then <ref .../> and
+# <ref ...>...</ref> (references do not nest).
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_REF = re.compile(r"<ref\b[^>]*?/>|<ref\b[^>]*>.*?</ref\s*>", re.S | re.I)
+# Templates, then tables, innermost first, as 2.75's dropNested("{{", "}}")
+# and dropNested("{|", "|}") drop them.
+_TEMPLATE = re.compile(r"\{\{[^{}]*\}\}")
+_TABLE = re.compile(r"\{\|(?:(?!\{\|).)*?\|\}", re.S)
+
+
+def _drop_nested(text: str) -> str:
+    for opener, pattern in (("{{", _TEMPLATE), ("{|", _TABLE)):
+        while opener in text:
+            text, n = pattern.subn("", text)
+            if not n:
+                break
+    return text
 
 
 def normalize_title(title: str, first_letter: bool = True) -> str:
@@ -199,7 +217,9 @@ class _Renderer:
         else:
             raw = str(node.text)
             if "|" in raw and "[[" not in raw:  # [[a|b|c]]: 2.75 takes c
-                code = mwparserfromhell.parse(raw.rsplit("|", 1)[1], skip_style_tags=True)
+                code = mwparserfromhell.parse(
+                    raw.rsplit("|", 1)[1], skip_style_tags=True
+                )
                 label = self.code(code).strip()
             else:
                 label = self.code(node.text).strip()
@@ -339,6 +359,7 @@ def render_wikitext(
         in order of first appearance.
     """
     renderer = _Renderer(site, keep_colon_links)
+    wikitext = _drop_nested(_REF.sub("", _COMMENT.sub("", wikitext)))
     flat = renderer.code(mwparserfromhell.parse(wikitext, skip_style_tags=True))
     lines = _compact(_clean(flat))
     paragraphs: list[str] = []

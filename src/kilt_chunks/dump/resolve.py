@@ -82,7 +82,10 @@ def build_lookup(work_dir: Path, splits: int, out_dir: Path) -> dict[str, int]:
         con.execute(
             """
             create table lookup as
-            select title, title as wikipedia_title, cast(page_id as varchar) as wikipedia_id
+            select
+                title,
+                title as wikipedia_title,
+                cast(page_id as varchar) as wikipedia_id
             from titles
             union all
             select title, wikipedia_title, wikipedia_id

@@ -93,6 +93,11 @@ def map_path(work_dir: Path | str, index: int) -> Path:
     return Path(work_dir) / f"map-{index:05d}.jsonl.gz"
 
 
+def progress_path(work_dir: Path | str, index: int) -> Path:
+    """Progress of split ``index`` while it runs: ``wikitext_bytes pages``."""
+    return Path(work_dir) / f"map-{index:05d}.progress"
+
+
 def side_path(work_dir: Path | str, index: int) -> Path:
     """The side file (titles, redirects, skipped, stats) of split ``index``."""
     return Path(work_dir) / f"map-{index:05d}.side.json"
@@ -133,7 +138,9 @@ class _Alarm:
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
-        self.active = seconds > 0 and threading.current_thread() is threading.main_thread()
+        self.active = (
+            seconds > 0 and threading.current_thread() is threading.main_thread()
+        )
 
     def __enter__(self) -> _Alarm:
         if self.active:
@@ -188,7 +195,12 @@ def run_split(job: SplitJob) -> SplitResult:
     redirects: list[tuple[str, str, int]] = []
     rows: list[dict[str, Any]] = []
     first = job.site.first_letter
+    progress = progress_path(job.work_dir, job.index)
+    reported = time.monotonic()
     for page in _pages(job):
+        if time.monotonic() - reported > 5:  # read by the driver's reports
+            reported = time.monotonic()
+            progress.write_text(f"{result.wikitext_bytes} {len(rows)}")
         if page.ns != 0:
             skipped["namespace"] += 1
             continue
@@ -213,7 +225,9 @@ def run_split(job: SplitJob) -> SplitResult:
                 reason = f"parse_error: {type(exc).__name__}: {exc}"[:300]
         if reason is not None:
             skipped[reason.split(":", 1)[0]] += 1
-            failures.append({"page_id": page.page_id, "title": page.title, "reason": reason})
+            failures.append(
+                {"page_id": page.page_id, "title": page.title, "reason": reason}
+            )
             continue
         rows.append(row)
         titles.append((page.title, page.page_id))
@@ -233,4 +247,5 @@ def run_split(job: SplitJob) -> SplitResult:
         "failures": failures,
     }
     atomic_write(side, json.dumps(side_doc, ensure_ascii=False).encode("utf-8"))
+    progress.unlink(missing_ok=True)
     return result

@@ -78,8 +78,12 @@ def _page_of(elem: ET.Element) -> RawPage:
 
 
 def _pages_from_events(parser: ET.XMLPullParser) -> Iterator[RawPage]:
-    for event, elem in parser.read_events():
-        if event == "end" and _local(elem.tag) == "page":
+    for event, elem in parser.read_events():  # type: ignore[misc]
+        if (
+            event == "end"
+            and isinstance(elem, ET.Element)
+            and _local(elem.tag) == "page"
+        ):
             yield _page_of(elem)
             elem.clear()
 
@@ -89,7 +93,7 @@ def open_dump(path: Path) -> IO[bytes]:
     if path.name.endswith(".bz2"):
         return bz2.open(path, "rb")
     if path.name.endswith(".gz"):
-        return gzip.open(path, "rb")
+        return gzip.open(path, "rb")  # type: ignore[return-value]
     return path.open("rb")
 
 
@@ -118,7 +122,7 @@ def read_header(path: Path, limit: int = 1 << 22) -> str:
 def pages_in_file(path: Path) -> Iterator[RawPage]:
     """Every page of a whole export, in file order (one reader, streaming)."""
     with open_dump(path) as f:
-        for event, elem in ET.iterparse(f, events=("end",)):
+        for _, elem in ET.iterparse(f, events=("end",)):
             if _local(elem.tag) == "page":
                 yield _page_of(elem)
                 elem.clear()
