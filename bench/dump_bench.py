@@ -44,15 +44,28 @@ WORK = ROOT / "bench" / "work" / "dump"
 NAME = "benchwiki-20160501-pages-articles-multistream"
 
 
-def page_xml(title: str, ns: int, page_id: int, revid: int, parentid: int,
-             timestamp: str, redirect: str | None, text: str) -> str:
+def page_xml(
+    title: str,
+    ns: int,
+    page_id: int,
+    revid: int,
+    parentid: int,
+    timestamp: str,
+    redirect: str | None,
+    text: str,
+) -> str:
     """One ``<page>`` element as the dumps write it."""
-    red = f'    <redirect title="{escape(redirect, {chr(34): "&quot;"})}" />\n' if redirect else ""
+    red = (
+        f'    <redirect title="{escape(redirect, {chr(34): "&quot;"})}" />\n'
+        if redirect
+        else ""
+    )
     return (
         f"  <page>\n    <title>{escape(title)}</title>\n    <ns>{ns}</ns>\n"
         f"    <id>{page_id}</id>\n{red}    <revision>\n      <id>{revid}</id>\n"
-        f"      <parentid>{parentid}</parentid>\n      <timestamp>{timestamp}</timestamp>\n"
-        f'      <model>wikitext</model>\n      <format>text/x-wiki</format>\n'
+        f"      <parentid>{parentid}</parentid>\n"
+        f"      <timestamp>{timestamp}</timestamp>\n"
+        f"      <model>wikitext</model>\n      <format>text/x-wiki</format>\n"
         f'      <text xml:space="preserve">{escape(text)}</text>\n'
         f"    </revision>\n  </page>\n"
     )
@@ -75,16 +88,31 @@ def make_dump(mb: float) -> tuple[Path, float]:
     for copy in range(copies):
         for p in pages:
             title = f"{p.title} ({copy})" if copy else p.title
-            redirect = (f"{p.redirect} ({copy})" if copy else p.redirect) if p.redirect else None
+            redirect = (
+                (f"{p.redirect} ({copy})" if copy else p.redirect)
+                if p.redirect
+                else None
+            )
             writer.add_page(
-                page_xml(title, p.ns, next_id, p.revid, p.parentid, p.timestamp, redirect, p.text),
+                page_xml(
+                    title,
+                    p.ns,
+                    next_id,
+                    p.revid,
+                    p.parentid,
+                    p.timestamp,
+                    redirect,
+                    p.text,
+                ),
                 next_id,
                 title,
             )
             next_id += 1
     writer.close()
     wikitext_mb = copies * articles / 1e6
-    stamp.write_text(json.dumps({"mb": mb, "copies": copies, "wikitext_mb": wikitext_mb}))
+    stamp.write_text(
+        json.dumps({"mb": mb, "copies": copies, "wikitext_mb": wikitext_mb})
+    )
     return dump, wikitext_mb
 
 
@@ -103,9 +131,21 @@ def run(dump: Path, engine: str, workers: int, split_mb: float) -> dict:
     out = WORK / f"out-{engine}-{workers}"
     shutil.rmtree(out, ignore_errors=True)
     cmd = [
-        sys.executable, "-m", "kilt_chunks.cli", "from-dump", str(dump), "--out", str(out),
-        "--engine", engine, "--workers", str(workers), "--split-mb", str(split_mb),
-        "--progress-seconds", "60",
+        sys.executable,
+        "-m",
+        "kilt_chunks.cli",
+        "from-dump",
+        str(dump),
+        "--out",
+        str(out),
+        "--engine",
+        engine,
+        "--workers",
+        str(workers),
+        "--split-mb",
+        str(split_mb),
+        "--progress-seconds",
+        "60",
     ]
     started = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=ROOT)
@@ -159,8 +199,11 @@ def main() -> None:
     args = parser.parse_args()
     t = time.monotonic()
     dump, wikitext_mb = make_dump(args.mb)
-    print(f"dump: {dump} ({dump.stat().st_size / 1e6:,.0f} MB bz2, {wikitext_mb:,.0f} MB"
-          f" article wikitext) in {time.monotonic() - t:,.0f} s", flush=True)
+    print(
+        f"dump: {dump} ({dump.stat().st_size / 1e6:,.0f} MB bz2, {wikitext_mb:,.0f} MB"
+        f" article wikitext) in {time.monotonic() - t:,.0f} s",
+        flush=True,
+    )
     results = WORK.parent / "dump_bench.jsonl"
     for spec in args.runs:
         engine, workers = spec.split(":")

@@ -66,7 +66,9 @@ def joined_sections(lines: list[str], wikitext: str) -> list[str]:
         level = headings[j][0] if headings else 2
         path[level] = title
         pos = j + 1
-        out.append("Section::::" + ":".join(path[x] for x in sorted(path) if x <= level))
+        out.append(
+            "Section::::" + ":".join(path[x] for x in sorted(path) if x <= level)
+        )
     return out
 
 

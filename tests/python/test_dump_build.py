@@ -80,8 +80,12 @@ def test_pages_and_resolved_anchors(enwiki_out):
         for a in page["anchors"]:
             assert page["text"][a["paragraph_id"]][a["start"] : a["end"]] == a["text"]
     # a link to an article of the dump resolves to its id ...
-    to_autism = [a for p in pages.values() for a in p["anchors"] if a["href"] == "autism"]
-    assert to_autism and {a["wikipedia_id"] for a in to_autism} == {pages["Autism"]["_id"]}
+    to_autism = [
+        a for p in pages.values() for a in p["anchors"] if a["href"] == "autism"
+    ]
+    assert to_autism and {a["wikipedia_id"] for a in to_autism} == {
+        pages["Autism"]["_id"]
+    }
     # ... and one through a redirect of the dump to its target
     with duckdb.connect() as con:
         title, target, wid = con.execute(
@@ -119,9 +123,13 @@ def test_engines_and_workers_give_identical_bytes(tmp_path, tables_ms):
         "ray2": {"workers": 2, "engine": "ray"},
     }.items():
         outs[name] = tmp_path / name
-        build_from_dump([tables_ms], outs[name], splits=3, progress_seconds=0, **options)
+        build_from_dump(
+            [tables_ms], outs[name], splits=3, progress_seconds=0, **options
+        )
     digests = {name: shard_digests(out) for name, out in outs.items()}
-    assert list(digests["pool1"]) == [f"part-{i:05d}-of-00003.jsonl.gz" for i in range(3)]
+    assert list(digests["pool1"]) == [
+        f"part-{i:05d}-of-00003.jsonl.gz" for i in range(3)
+    ]
     assert digests["pool1"] == digests["pool2"] == digests["ray2"]
     manifest = json.loads((outs["ray2"] / "manifest.json").read_text())
     assert manifest["pages"] == 5 and manifest["siteinfo"]["from_dump"] is False
@@ -132,7 +140,9 @@ def test_failing_page_is_listed_and_the_run_goes_on(tmp_path, tables_ms):
     manifest = build_from_dump(
         [tables_ms], out, splits=2, workers=1, max_page_mb=0.05, progress_seconds=0
     )
-    skipped = [json.loads(line) for line in (out / "skipped.jsonl").read_text().splitlines()]
+    skipped = [
+        json.loads(line) for line in (out / "skipped.jsonl").read_text().splitlines()
+    ]
     assert skipped and all(s["reason"].startswith("too_large") for s in skipped)
     assert manifest["skipped"]["too_large"] == len(skipped)
     assert manifest["pages"] == 5 - len(skipped) > 0
@@ -148,18 +158,24 @@ def test_resume_skips_finished_splits(tmp_path, tables_ms):
     site = parse_siteinfo(read_header(tables_ms))
     plan = json.loads((clean / "manifest.json").read_text())["split_plan"]
     s = plan[1]
-    run_split(SplitJob(1, str(work), site, s["path"], s["start"], s["end"], 10.0, 8_000_000))
+    run_split(
+        SplitJob(1, str(work), site, s["path"], s["start"], s["end"], 10.0, 8_000_000)
+    )
     (work / "map-00002.jsonl.gz.tmp").write_bytes(b"partial")
     with pytest.raises(DumpBuildError, match="other inputs or settings"):
         (work / "plan.json").write_text("{}")
         build_from_dump([tables_ms], out, splits=3, workers=1, progress_seconds=0)
     (work / "plan.json").unlink()
-    manifest = build_from_dump([tables_ms], out, splits=3, workers=1, progress_seconds=0)
+    manifest = build_from_dump(
+        [tables_ms], out, splits=3, workers=1, progress_seconds=0
+    )
     assert manifest["run"]["resumed_splits"] == 1
     assert shard_digests(out) == shard_digests(clean)
 
 
-def test_killed_run_started_again_gives_identical_shards(tmp_path, enwiki_ms, enwiki_out):
+def test_killed_run_started_again_gives_identical_shards(
+    tmp_path, enwiki_ms, enwiki_out
+):
     out = tmp_path / "killed"
     cmd = [
         sys.executable, "-m", "kilt_chunks.cli", "from-dump", str(enwiki_ms),
@@ -174,7 +190,9 @@ def test_killed_run_started_again_gives_identical_shards(tmp_path, enwiki_ms, en
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert not (out / "_SUCCESS").exists()
-    manifest = build_from_dump([enwiki_ms], out, splits=4, workers=1, progress_seconds=0)
+    manifest = build_from_dump(
+        [enwiki_ms], out, splits=4, workers=1, progress_seconds=0
+    )
     assert manifest["run"]["resumed_splits"] >= 1
     # same bytes as the uninterrupted 2-worker build
     assert shard_digests(out) == shard_digests(enwiki_out)
@@ -186,4 +204,6 @@ def test_bad_arguments_are_clear_errors(tmp_path, enwiki_ms):
     with pytest.raises(DumpBuildError, match="no such dump file"):
         build_from_dump([tmp_path / "missing.xml.bz2"], tmp_path / "o")
     with pytest.raises(DumpBuildError, match="unknown engine"):
-        build_from_dump([enwiki_ms], tmp_path / "o2", engine="spark", progress_seconds=0)
+        build_from_dump(
+            [enwiki_ms], tmp_path / "o2", engine="spark", progress_seconds=0
+        )

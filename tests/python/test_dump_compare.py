@@ -30,7 +30,8 @@ def _write(path, pages):
 REF = [
     _page(
         "1",
-        ["A\n", "Intro a b.\n", "Section::::H.\n", "BULLET::::- x\n", "Same.\n", "Same.\n"],
+        ["A\n", "Intro a b.\n", "Section::::H.\n", "BULLET::::- x\n",
+         "Same.\n", "Same.\n"],
         [{"text": "a", "href": "a", "paragraph_id": 1, "start": 6, "end": 7,
           "wikipedia_title": "A", "wikipedia_id": ""}],
         "Letters,Vowels",
@@ -55,7 +56,9 @@ def test_differences_are_counted_per_kind(tmp_path):
     cand[0]["categories"] = "Letters"
     cand.append(_page("3", ["C\n", "New.\n"], [], ""))
     report = compare_page_files(
-        _write(tmp_path / "c.jsonl", cand), _write(tmp_path / "r.jsonl", REF), examples=5
+        _write(tmp_path / "c.jsonl", cand),
+        _write(tmp_path / "r.jsonl", REF),
+        examples=5,
     )
     assert report["pages"] == {"matched": 1, "only_candidate": 1, "only_reference": 1}
     assert report["paragraphs"] == {"reference": 5, "matched": 3, "share": 0.6}

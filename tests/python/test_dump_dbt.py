@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import pytest
-from conftest import run_dbt_build
 from dump_helpers import ENWIKI, ENWIKI_ARTICLES, multistream, shared_dump_build
+
+from conftest import run_dbt_build
 
 
 @pytest.fixture(scope="module")

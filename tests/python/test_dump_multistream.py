@@ -32,7 +32,9 @@ def test_layout_header_streams_footer(enwiki_ms):
     assert index.name == "enwiki10-20160501-pages-articles-multistream-index.txt.bz2"
     lines = bz2.decompress(index.read_bytes()).decode().splitlines()
     pages = list(pages_in_file(ENWIKI))
-    assert len(lines) == len(pages) == ENWIKI_ARTICLES + ENWIKI_REDIRECTS + ENWIKI_OTHER_NS
+    assert (
+        len(lines) == len(pages) == ENWIKI_ARTICLES + ENWIKI_REDIRECTS + ENWIKI_OTHER_NS
+    )
     first = lines[0].split(":", 2)
     assert (int(first[1]), first[2]) == (pages[0].page_id, pages[0].title)
     data = enwiki_ms.read_bytes()
@@ -45,7 +47,9 @@ def test_layout_header_streams_footer(enwiki_ms):
 
 
 def test_part_file_index_names():
-    part = ENWIKI.with_name("enwiki-20190801-pages-articles-multistream1.xml-p10p30303.bz2")
+    part = ENWIKI.with_name(
+        "enwiki-20190801-pages-articles-multistream1.xml-p10p30303.bz2"
+    )
     assert (
         index_path_for(part).name
         == "enwiki-20190801-pages-articles-multistream-index1.txt-p10p30303.bz2"
@@ -86,12 +90,20 @@ def test_range_not_on_a_stream_boundary_is_an_error(enwiki_ms):
     site = parse_siteinfo(read_header(enwiki_ms))
     streams = read_index(index_path_for(enwiki_ms), enwiki_ms.stat().st_size)
     with pytest.raises(OSError, match="inside a bz2 stream"):
-        list(pages_in_range(enwiki_ms, streams[0].offset, streams[1].offset - 5, site.xmlns))
+        list(
+            pages_in_range(
+                enwiki_ms, streams[0].offset, streams[1].offset - 5, site.xmlns
+            )
+        )
 
 
 def test_siteinfo_of_each_dump():
     en = parse_siteinfo(read_header(ENWIKI))
-    assert (en.dbname, en.lang, en.server) == ("enwiki", "en", "https://en.wikipedia.org")
+    assert (en.dbname, en.lang, en.server) == (
+        "enwiki",
+        "en",
+        "https://en.wikipedia.org",
+    )
     assert en.from_dump and en.namespace_of("category") == 14
     assert en.namespace_of("Image") == 6  # canonical alias
     bg = parse_siteinfo(read_header(BGWIKI))  # UTF-16 little endian
@@ -103,5 +115,7 @@ def test_siteinfo_of_each_dump():
 
 def test_utf16_file_reads_all_pages():
     pages = list(pages_in_file(BGWIKI))
-    assert [(p.ns, p.title) for p in pages if p.ns == 0] == [(0, "Григориански календар")]
+    assert [(p.ns, p.title) for p in pages if p.ns == 0] == [
+        (0, "Григориански календар")
+    ]
     assert len(pages) == 3
