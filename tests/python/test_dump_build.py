@@ -45,6 +45,17 @@ def enwiki_out(tmp_path_factory, enwiki_ms):
     return shared_dump_build(tmp_path_factory, "enwiki", enwiki_ms, splits=4, workers=2)
 
 
+def tmp_path_factory_of(tmp_path):
+    """A stand-in TempPathFactory whose base is ``tmp_path`` (for helpers
+    that share files between xdist workers; here private to one test)."""
+
+    class _Factory:
+        def getbasetemp(self):
+            return tmp_path
+
+    return _Factory()
+
+
 @pytest.fixture(scope="module")
 def tables_ms(tmp_path_factory):
     """The table-markup dump (no <siteinfo>) as multistream, a page a stream."""
@@ -207,3 +218,32 @@ def test_bad_arguments_are_clear_errors(tmp_path, enwiki_ms):
         build_from_dump(
             [enwiki_ms], tmp_path / "o2", engine="spark", progress_seconds=0
         )
+
+
+def test_part_files_with_their_indexes(tmp_path, tables_ms):
+    from kilt_chunks.dump.multistream import index_path_for
+
+    # two part files, each a multistream file with its own header and index
+    part2 = multistream(tmp_path_factory_of(tmp_path), BGWIKI, "bgparts", 1)
+    out = tmp_path / "parts"
+    manifest = build_from_dump(
+        [tables_ms, part2],
+        out,
+        indexes=[index_path_for(tables_ms), index_path_for(part2)],
+        splits=4,
+        workers=1,
+        progress_seconds=0,
+    )
+    assert manifest["pages"] == 5 + 1
+    assert manifest["skipped"] == {"namespace": 2}
+    plan = manifest["split_plan"]
+    # dump order kept: the first file's splits, then the second's
+    paths = [s["path"] for s in plan]
+    first = paths.count(str(tables_ms))
+    assert first >= 1 and paths == [str(tables_ms)] * first + [str(part2)] * (
+        len(paths) - first
+    )
+    assert len(paths) > first  # no split crosses the two files
+    titles = [p["wikipedia_title"] for p in iter_page_file(out / "pages")]
+    assert titles[0] == "Constructive vote of no confidence"
+    assert titles[-1] == "Григориански календар"
