@@ -17,7 +17,7 @@ from pathlib import Path
 
 import duckdb
 
-from kilt_chunks.dump.shards import atomic_write, dump_jsonl_gz, map_path, side_path
+from kilt_chunks.dump.shards import JsonlGzWriter, map_path, side_path
 
 __all__ = ["ResolveJob", "build_lookup", "resolve_shard", "shard_name"]
 
@@ -132,9 +132,11 @@ def resolve_shard(job: ResolveJob) -> int:
     final = Path(job.pages_dir) / shard_name(job.index, job.total)
     if final.exists():
         return final.stat().st_size
-    with gzip.open(map_path(job.work_dir, job.index), "rt", encoding="utf-8") as f:
-        pages = [json.loads(line) for line in f]
-    targets = sorted({a["wikipedia_title"] for p in pages for a in p["anchors"]})
+    source = map_path(job.work_dir, job.index)
+    targets: set[str] = set()
+    with gzip.open(source, "rt", encoding="utf-8") as f:  # pass 1: the targets
+        for line in f:
+            targets.update(a["wikipedia_title"] for a in json.loads(line)["anchors"])
     found: dict[str, tuple[str, str]] = {}
     if targets:
         db = str(Path(job.work_dir) / LOOKUP_DB)
@@ -143,14 +145,18 @@ def resolve_shard(job: ResolveJob) -> int:
                 "select l.title, l.wikipedia_title, l.wikipedia_id"
                 " from lookup as l semi join (select unnest(?) as t) as q"
                 " on l.title = q.t",
-                [targets],
+                [sorted(targets)],
             ).fetchall()
         found = {t: (w, i) for t, w, i in rows}
-    for page in pages:
-        for anchor in page["anchors"]:
-            hit = found.get(anchor["wikipedia_title"])
-            if hit is not None:
-                anchor["wikipedia_title"], anchor["wikipedia_id"] = hit
-    data = dump_jsonl_gz(pages)
-    atomic_write(final, data)
-    return len(data)
+    with (
+        gzip.open(source, "rt", encoding="utf-8") as f,  # pass 2: rewrite
+        JsonlGzWriter(final) as out,
+    ):
+        for line in f:
+            page = json.loads(line)
+            for anchor in page["anchors"]:
+                hit = found.get(anchor["wikipedia_title"])
+                if hit is not None:
+                    anchor["wikipedia_title"], anchor["wikipedia_id"] = hit
+            out.write(page)
+    return final.stat().st_size

@@ -18,7 +18,7 @@ import signal
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,8 +31,8 @@ __all__ = [
     "PageTimeout",
     "SplitJob",
     "SplitResult",
+    "JsonlGzWriter",
     "atomic_write",
-    "dump_jsonl_gz",
     "map_path",
     "run_split",
     "side_path",
@@ -114,11 +114,42 @@ def atomic_write(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def dump_jsonl_gz(rows: Iterable[dict[str, Any]]) -> bytes:
-    """JSON lines, gzip-compressed with a fixed header (no name, mtime 0), so
-    the same rows always give the same bytes."""
-    body = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-    return gzip.compress(body.encode("utf-8"), compresslevel=6, mtime=0)
+class JsonlGzWriter:
+    """Write JSON lines to ``path`` as gzip, row by row (memory: one row),
+    through ``path.tmp`` renamed on success (removed on error).
+
+    The gzip header is fixed (no file name, mtime 0) and deflate's output
+    does not depend on how the input is cut into writes, so the same rows
+    always give the same bytes.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.tmp = path.with_name(path.name + ".tmp")
+        self._raw = self.tmp.open("wb")
+        self._gz = gzip.GzipFile(
+            filename="", mode="wb", compresslevel=6, fileobj=self._raw, mtime=0
+        )
+        self.rows = 0
+
+    def write(self, row: dict[str, Any]) -> None:
+        """Append one row."""
+        self._gz.write((json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8"))
+        self.rows += 1
+
+    def __enter__(self) -> JsonlGzWriter:
+        return self
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        self._gz.close()
+        if exc_type is None:
+            self._raw.flush()
+            os.fsync(self._raw.fileno())
+            self._raw.close()
+            os.replace(self.tmp, self.path)
+        else:
+            self._raw.close()
+            self.tmp.unlink(missing_ok=True)
 
 
 def _redirect_target(page: RawPage, site: SiteInfo) -> str | None:
@@ -193,48 +224,48 @@ def run_split(job: SplitJob) -> SplitResult:
     failures: list[dict[str, Any]] = []
     titles: list[tuple[str, int]] = []
     redirects: list[tuple[str, str, int]] = []
-    rows: list[dict[str, Any]] = []
     first = job.site.first_letter
     progress = progress_path(job.work_dir, job.index)
     reported = time.monotonic()
-    for page in _pages(job):
-        if time.monotonic() - reported > 5:  # read by the driver's reports
-            reported = time.monotonic()
-            progress.write_text(f"{result.wikitext_bytes} {len(rows)}")
-        if page.ns != 0:
-            skipped["namespace"] += 1
-            continue
-        target = _redirect_target(page, job.site)
-        if target is not None:
-            redirects.append((page.title, normalize_title(target, first), page.page_id))
-            continue
-        size = len(page.text.encode("utf-8"))
-        result.wikitext_bytes += size
-        reason = None
-        if size > job.max_page_bytes:
-            reason = f"too_large: {size:,} bytes of wikitext"
-        else:
-            try:
-                with _Alarm(job.page_seconds):
-                    row = render_page(
-                        page, job.site, keep_colon_links=job.keep_colon_links
-                    )
-            except PageTimeout:
-                reason = f"timeout: over {job.page_seconds:g} s"
-            except (RecursionError, MemoryError, ValueError) as exc:
-                reason = f"parse_error: {type(exc).__name__}: {exc}"[:300]
-        if reason is not None:
-            skipped[reason.split(":", 1)[0]] += 1
-            failures.append(
-                {"page_id": page.page_id, "title": page.title, "reason": reason}
-            )
-            continue
-        rows.append(row)
-        titles.append((page.title, page.page_id))
-    data = dump_jsonl_gz(rows)
-    atomic_write(map_path(job.work_dir, job.index), data)
-    result.pages = len(rows)
-    result.shard_bytes = len(data)
+    with JsonlGzWriter(map_path(job.work_dir, job.index)) as shard:
+        for page in _pages(job):
+            if time.monotonic() - reported > 5:  # read by the driver's reports
+                reported = time.monotonic()
+                progress.write_text(f"{result.wikitext_bytes} {shard.rows}")
+            if page.ns != 0:
+                skipped["namespace"] += 1
+                continue
+            target = _redirect_target(page, job.site)
+            if target is not None:
+                redirects.append(
+                    (page.title, normalize_title(target, first), page.page_id)
+                )
+                continue
+            size = len(page.text.encode("utf-8"))
+            result.wikitext_bytes += size
+            reason = None
+            if size > job.max_page_bytes:
+                reason = f"too_large: {size:,} bytes of wikitext"
+            else:
+                try:
+                    with _Alarm(job.page_seconds):
+                        row = render_page(
+                            page, job.site, keep_colon_links=job.keep_colon_links
+                        )
+                except PageTimeout:
+                    reason = f"timeout: over {job.page_seconds:g} s"
+                except (RecursionError, MemoryError, ValueError) as exc:
+                    reason = f"parse_error: {type(exc).__name__}: {exc}"[:300]
+            if reason is not None:
+                skipped[reason.split(":", 1)[0]] += 1
+                failures.append(
+                    {"page_id": page.page_id, "title": page.title, "reason": reason}
+                )
+                continue
+            shard.write(row)
+            titles.append((page.title, page.page_id))
+    result.pages = shard.rows
+    result.shard_bytes = shard.path.stat().st_size
     result.redirects = len(redirects)
     result.skipped = dict(sorted(skipped.items()))
     result.seconds = round(time.monotonic() - started, 3)
