@@ -182,6 +182,7 @@ def test_resume_skips_finished_splits(tmp_path, tables_ms):
     )
     assert manifest["run"]["resumed_splits"] == 1
     assert shard_digests(out) == shard_digests(clean)
+    assert not (out / "work").exists()
 
 
 def test_killed_run_started_again_gives_identical_shards(

@@ -289,6 +289,11 @@ def build_from_dump(  # noqa: C901 - one run, in order
     work_dir = out_dir / "work"
     pages_dir.mkdir(parents=True, exist_ok=True)
     work_dir.mkdir(parents=True, exist_ok=True)
+    # what a killed run left half-done: progress notes and temporary files
+    for stale in [*work_dir.glob("*.progress"), *work_dir.glob("*.tmp")]:
+        stale.unlink()
+    for stale in pages_dir.glob("*.tmp"):
+        stale.unlink()
     try:
         site = parse_siteinfo(
             read_header(inputs[0]),
