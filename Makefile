@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # Extra dbt variables, e.g. make build VARS='{kilt_path: /data/kilt_knowledgesource.json}'
 VARS ?= {}
 
-.PHONY: setup setup-dev demo build summary stats test test-fast lint bench bench-full clean
+.PHONY: setup setup-dev demo build summary stats test test-fast lint bench bench-full clean demo-dump bench-dump
 
 # What running the pipeline needs (make demo, build, summary, stats).
 $(VENV)/.installed: pyproject.toml
@@ -64,5 +64,25 @@ bench: setup-dev
 bench-full: setup-dev
 	$(BIN)/python bench/run_bench.py --full
 
+# Build from a Wikipedia dump, end to end, on the bundled English test dump:
+# a multistream file and index in Wikimedia's layout are made from it, then
+# `kilt-chunks from-dump` writes KILT pages and `dbt build` chunks them.
+DUMP_DEMO ?= dump_demo
+DUMP_FIXTURE := tests/python/fixtures/dumps/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2
+
+demo-dump: setup
+	rm -rf $(DUMP_DEMO) && mkdir -p $(DUMP_DEMO)
+	$(BIN)/python -c "from pathlib import Path; from kilt_chunks.dump.multistream import write_multistream_from_export as w; w(Path('$(DUMP_FIXTURE)'), Path('$(DUMP_DEMO)/enwiki-20160501-pages-articles-multistream.xml.bz2'), Path('$(DUMP_DEMO)/enwiki-20160501-pages-articles-multistream-index.txt.bz2'))"
+	$(BIN)/kilt-chunks from-dump $(DUMP_DEMO)/enwiki-20160501-pages-articles-multistream.xml.bz2 --out $(DUMP_DEMO)/out --workers 2
+	$(BIN)/dbt build --project-dir . --profiles-dir . --vars '{kilt_path: $(DUMP_DEMO)/out/pages/}'
+	$(BIN)/kilt-chunks summary
+
+# The from-dump benchmark (about 1 GB of wikitext; bench/RESULTS_DUMP.md).
+BENCH_DUMP_MB ?= 1000
+
+bench-dump: setup-dev
+	$(BIN)/pip install --quiet -e '.[ray]'
+	$(BIN)/python bench/dump_bench.py --mb $(BENCH_DUMP_MB)
+
 clean:
-	rm -rf target logs exports kilt_chunks.duckdb kilt_chunks.duckdb.wal kilt_chunks.duckdb.scratch kilt_chunks.duckdb.scratch.wal kilt_chunks.duckdb.tmp
+	rm -rf target logs exports kilt_chunks.duckdb kilt_chunks.duckdb.wal kilt_chunks.duckdb.scratch kilt_chunks.duckdb.scratch.wal kilt_chunks.duckdb.tmp dump_demo

@@ -2,7 +2,8 @@
 ``kilt-chunks stats`` its corpus statistics, ``kilt-chunks push REPO_ID``
 uploads its export folder to the Hugging Face Hub; ``kilt-chunks bm25`` writes
 a BM25 run for a task's queries; ``kilt-chunks eval`` scores a run against a
-task's page and chunk qrels."""
+task's page and chunk qrels; ``kilt-chunks from-dump`` builds KILT pages from a
+Wikipedia XML dump and ``kilt-chunks compare-pages`` compares two page files."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ import duckdb
 
 from kilt_chunks.bm25 import Bm25Error
 from kilt_chunks.database import DatabaseInUseError, connect, table_exists
+from kilt_chunks.dump.build import DumpBuildError
+from kilt_chunks.dump.command import COMMANDS as DUMP_COMMANDS
+from kilt_chunks.dump.command import add_dump_commands, run_dump_command
 from kilt_chunks.evaluation import EvaluationError
 from kilt_chunks.export import CARD_FILE, EXPORT_TABLES, config_files
 
@@ -452,9 +456,12 @@ def main(argv: list[str] | None = None) -> int:
     push.add_argument(
         "--token", help="Hub token (default: HF_TOKEN or the saved login)"
     )
+    add_dump_commands(commands)  # from-dump, compare-pages
     args = parser.parse_args(argv)
     try:
-        if args.command == "summary":
+        if args.command in DUMP_COMMANDS:
+            print(run_dump_command(args))
+        elif args.command == "summary":
             print(build_summary(args.db))
         elif args.command == "bm25":
             print(run_bm25(args))
@@ -484,6 +491,7 @@ def main(argv: list[str] | None = None) -> int:
         duckdb.Error,
         EvaluationError,
         Bm25Error,
+        DumpBuildError,
         ValueError,
         NoBuildError,
     ) as exc:

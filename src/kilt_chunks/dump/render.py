@@ -1,0 +1,444 @@
+"""Wikitext to a KILT page: paragraphs, ``Section::::`` paths, ``BULLET::::``
+items, anchors with offsets, categories and history.
+
+Our own code (MIT) on mwparserfromhell, written to the rules that
+WikiExtractor 2.75 with ``-s --lists -l`` applies (the extractor behind KILT;
+read for its rules, not copied: it is GPL), with KILT's joined headings. In
+order:
+
+1. The page is parsed by mwparserfromhell (``skip_style_tags``: bold and
+   italics stay text and are handled by step 2, as 2.75 does with regular
+   expressions). Templates, parser functions, template arguments, comments,
+   tables and the elements 2.75 discards (``ref``, ``gallery``, ``small``,
+   ``sub``, ``sup``, ``div``, HTML lists, ...) are dropped, their content
+   with them; the white space around them stays. ``<math>`` becomes
+   ``formula_N`` and ``<code>`` ``codice_N`` (N counting from 1 in the page);
+   other tags keep their content. Entities become characters.
+2. Links: ``[[target|label]]`` keeps the label (the text after the last
+   ``|``, stripped; the target when there is no ``|``) and records an anchor
+   whose ``href`` is 2.75's ``quote()`` of the target. Links into a namespace
+   (``File:``, ``Категория:``, localized names and canonical aliases) and
+   interlanguage links (``fr:``) leave nothing; category links become the
+   page's categories. External links keep their label (bare URLs stay).
+   ``'''''x'''''`` and ``'''x'''`` become ``x``; ``''x''`` becomes ``"x"``.
+3. 2.75's clean-up: tabs to spaces, runs of spaces to one, ``....`` to
+   ``...``, lines of punctuation only dropped, ``,,`` -> ``,``, ``,.`` -> ``.``.
+4. 2.75's ``compact()`` line rules: a heading is pending until content
+   comes, then every pending level is printed, one ``Section::::`` line per
+   level, carrying (KILT's form) the path of all open levels joined by
+   ``:``, each title ending in ``.`` unless it ends in ``!`` or ``?``; list
+   lines become ``BULLET::::- x`` or, for ``#`` items, ``BULLET::::N. x``
+   (N counting the items of that list); lines starting with ``:``
+   (indentation) are dropped; lines starting with ``{``, ``|`` or ending in
+   ``}`` (table residue), ``(...)`` lines, lines of ``.``/``-`` only, and
+   lines starting with a space after a section's first line are dropped.
+
+2.75's quirks, decided (documented in docs/dump.md): a link whose target has
+a ``prefix:`` that is neither a namespace nor ``w:``/``wikt:``
+(``[[Star Wars: Episode IV|...]]``) leaves nothing, as in 2.75 and so in
+KILT (``keep_colon_links=True`` keeps its label and anchor instead); lines
+starting with ``:`` are dropped, as in 2.75 and KILT; magic words such as
+``{{CURRENTYEAR}}`` are dropped with the templates (2.75 printed the year of
+the run: not reproducible); anchor markup is never kept inside headings.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import quote
+
+import mwparserfromhell
+from mwparserfromhell.nodes import (
+    Argument,
+    Comment,
+    ExternalLink,
+    Heading,
+    HTMLEntity,
+    Tag,
+    Template,
+    Text,
+    Wikilink,
+)
+from mwparserfromhell.wikicode import Wikicode
+
+from kilt_chunks.dump.siteinfo import SiteInfo
+from kilt_chunks.dump.xmlpages import RawPage
+
+__all__ = ["normalize_title", "render_page", "render_wikitext"]
+
+#: Elements dropped with their content (WikiExtractor 2.75's discardElements).
+DISCARD = frozenset(
+    (
+        "gallery timeline noinclude pre table tr td th caption div form input"
+        " select option textarea ul li ol dl dt dd menu dir ref references img"
+        " imagemap source small sub sup indicator"
+    ).split()
+)
+#: Elements replaced by a numbered placeholder.
+PLACEHOLDERS = {"math": "formula", "code": "codice"}
+#: Interwiki prefixes whose links 2.75 keeps.
+KEPT_INTERWIKI = frozenset(("w", "wikt", "wiktionary"))
+_SELF_CLOSING = frozenset(("br", "hr", "nobr", "ref", "references", "nowiki"))
+_LANG_PREFIX = re.compile(r"^[a-z]{2,3}(-[a-z]+)*$")
+
+# Anchor markers in the flat text: OPEN <number> MID label CLOSE.
+OPEN, MID, CLOSE = "\ue000", "\ue001", "\ue002"
+_MARKER = re.compile(f"{OPEN}(\\d+){MID}|{CLOSE}")
+_ANY_MARKER = re.compile(f"{OPEN}\\d+{MID}|{CLOSE}")
+
+_BOLD_ITALIC = re.compile(r"'''''(.*?)'''''")
+_BOLD = re.compile(r"'''(.*?)'''")
+_ITALIC_QUOTE = re.compile(r"''\"([^\"]*?)\"''")
+_ITALIC = re.compile(r"''(.*?)''")
+_QUOTE_QUOTE = re.compile(r'""([^"]*?)""')
+_SPACES = re.compile(r" {2,}")
+_DOTS = re.compile(r"\.{4,}")
+_PUNCT_LINE = re.compile(r"\n\W+?\n")
+_SWITCHES = re.compile(
+    r"__(?:NOTOC|FORCETOC|TOC|NOEDITSECTION|NEWSECTIONLINK|NONEWSECTIONLINK"
+    r"|NOGALLERY|HIDDENCAT|NOCONTENTCONVERT|NOCC|NOTITLECONVERT|NOTC|START|END"
+    r"|INDEX|NOINDEX|STATICREDIRECT|DISAMBIG|EXPECTUNUSEDCATEGORY)__"
+)
+_SECTION = re.compile(r"(==+)\s*(.*?)\s*\1")
+# Dropped before parsing (as 2.75 drops them first), which spares the parser
+# the citation templates inside references: comments, then <ref .../> and
+# <ref ...>...</ref> (references do not nest).
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_REF = re.compile(r"<ref\b[^>]*?/>|<ref\b[^>]*>.*?</ref\s*>", re.S | re.I)
+# Templates, then tables, innermost first, as 2.75's dropNested("{{", "}}")
+# and dropNested("{|", "|}") drop them.
+_TEMPLATE = re.compile(r"\{\{[^{}]*\}\}")
+_TABLE = re.compile(r"\{\|(?:(?!\{\|).)*?\|\}", re.S)
+
+
+def _drop_nested(text: str) -> str:
+    for opener, pattern in (("{{", _TEMPLATE), ("{|", _TABLE)):
+        while opener in text:
+            text, n = pattern.subn("", text)
+            if not n:
+                break
+    return text
+
+
+def normalize_title(title: str, first_letter: bool = True) -> str:
+    """A link target as MediaWiki names the page: no ``#fragment``,
+    underscores and runs of white space as one space, first letter upper
+    case on ``first-letter`` wikis."""
+    title = title.split("#", 1)[0]
+    title = " ".join(title.replace("_", " ").split())
+    if first_letter and title:
+        title = title[0].upper() + title[1:]
+    return title
+
+
+class _Renderer:
+    """State of one page's rendering (anchors, categories, placeholders)."""
+
+    def __init__(self, site: SiteInfo, keep_colon_links: bool = False) -> None:
+        self.site = site
+        self.keep_colon_links = keep_colon_links
+        self.hrefs: list[tuple[str, str]] = []  # (href, normalized target)
+        self.categories: list[str] = []
+        self.counters = {"formula": 0, "codice": 0}
+
+    def code(self, code: Wikicode | None) -> str:
+        if code is None:
+            return ""
+        return "".join([self.node(n) for n in code.nodes])
+
+    def node(self, node: Any) -> str:  # noqa: C901 - one dispatch
+        if isinstance(node, Text):
+            return node.value
+        if isinstance(node, Wikilink):
+            return self.link(node)
+        if isinstance(node, Template | Argument | Comment):
+            return ""
+        if isinstance(node, HTMLEntity):
+            try:
+                return node.normalize()
+            except ValueError:
+                return str(node)
+        if isinstance(node, ExternalLink):
+            if node.brackets:
+                return _ANY_MARKER.sub("", self.code(node.title)) if node.title else ""
+            return self.code(node.url)
+        if isinstance(node, Heading):
+            title = _ANY_MARKER.sub("", self.code(node.title))
+            marks = "=" * node.level
+            return f"{marks}{title}{marks}"
+        if isinstance(node, Tag):
+            return self.tag(node)
+        return str(node)
+
+    def tag(self, node: Tag) -> str:
+        markup = node.wiki_markup
+        name = str(node.tag).strip().lower()
+        if markup:
+            if markup in ("*", "#", ":", ";"):
+                return markup
+            if markup.startswith("{|") or name == "table":
+                return ""
+            if name == "hr":
+                return ""
+            return self.code(node.contents)
+        if name in PLACEHOLDERS:
+            kind = PLACEHOLDERS[name]
+            self.counters[kind] += 1
+            return f"{kind}_{self.counters[kind]}"
+        if name in DISCARD:
+            return ""
+        if node.self_closing or name in _SELF_CLOSING and not node.contents:
+            return ""
+        if name == "nowiki":
+            return str(node.contents) if node.contents is not None else ""
+        return self.code(node.contents)
+
+    def link(self, node: Wikilink) -> str:
+        target = str(node.title).strip()
+        leading_colon = target.startswith(":")
+        if leading_colon:
+            target = target[1:].strip()
+        if ":" in target:
+            prefix, rest = target.split(":", 1)
+            ns = self.site.namespace_of(prefix)
+            if ns == 14 and not leading_colon:
+                name = " ".join(rest.split("|", 1)[0].replace("_", " ").split())
+                if name and name not in self.categories:
+                    self.categories.append(name)
+                return ""
+            if ns is not None and ns != 0:
+                return ""
+            kept = prefix.strip().lower() in KEPT_INTERWIKI
+            if not kept and (not self.keep_colon_links or _LANG_PREFIX.match(prefix)):
+                return ""
+        if node.text is None:
+            label = str(node.title)
+        else:
+            raw = str(node.text)
+            if "|" in raw and "[[" not in raw:  # [[a|b|c]]: 2.75 takes c
+                code = mwparserfromhell.parse(
+                    raw.rsplit("|", 1)[1], skip_style_tags=True
+                )
+                label = self.code(code).strip()
+            else:
+                label = self.code(node.text).strip()
+        label = _ANY_MARKER.sub("", label)
+        if not label:
+            return ""
+        number = len(self.hrefs)
+        self.hrefs.append(
+            (
+                quote(target.encode("utf-8")),
+                normalize_title(target, self.site.first_letter),
+            )
+        )
+        return f"{OPEN}{number}{MID}{label}{CLOSE}"
+
+
+def _clean(text: str) -> str:
+    """Bold/italic and 2.75's white-space and punctuation clean-up."""
+    text = _BOLD_ITALIC.sub(r"\1", text)
+    text = _BOLD.sub(r"\1", text)
+    text = _ITALIC_QUOTE.sub(r'"\1"', text)
+    text = _ITALIC.sub(r'"\1"', text)
+    text = _QUOTE_QUOTE.sub(r'"\1"', text)
+    text = text.replace("'''", "").replace("''", '"')
+    text = _SWITCHES.sub("", text)
+    text = text.replace("<<", "«").replace(">>", "»")
+    text = text.replace("\t", " ")
+    text = _SPACES.sub(" ", text)
+    text = _DOTS.sub("...", text)
+    text = _PUNCT_LINE.sub("\n", text)
+    return text.replace(",,", ",").replace(",.", ".")
+
+
+def _compact(text: str) -> list[str]:  # noqa: C901 - one state machine
+    """Lines to paragraphs by 2.75's ``compact()`` rules, with KILT's joined
+    section paths (see the module docstring)."""
+    page: list[str] = []
+    pending: dict[int, str] = {}  # headings waiting for content
+    path: dict[int, str] = {}  # open headings, by level
+    empty_section = False
+    levels = ""  # list nesting, one character per level
+    counts: list[int] = []
+
+    def emit_headings() -> None:
+        for lev in sorted(pending):
+            page.append(
+                "Section::::" + ":".join(path[x] for x in sorted(path) if x <= lev)
+            )
+        pending.clear()
+
+    for line in text.split("\n"):
+        if not line:
+            if levels:
+                levels, counts, empty_section = "", [], False
+            continue
+        m = _SECTION.match(line)
+        if m:
+            title = m.group(2)
+            lev = len(m.group(1))
+            if title and title[-1] not in "!?":
+                title += "."
+            pending[lev] = title
+            path[lev] = title
+            for deeper in [x for x in pending if x > lev]:
+                del pending[deeper]
+            for deeper in [x for x in path if x > lev]:
+                del path[deeper]
+            empty_section = True
+            levels, counts = "", []
+            continue
+        first = line[0]
+        if first == ":":
+            continue
+        if first in "*#;":
+            i = 0
+            new_levels = levels
+            for c, n in _zip_longest(levels, line):
+                if not n or n not in "*#;:":
+                    if c:
+                        new_levels = new_levels[:-1]
+                        counts = counts[:-1]
+                        continue
+                    break
+                if c != n and (not c or (c not in ";:" and n not in ";:")):
+                    if c:
+                        new_levels = new_levels[:-1]
+                        counts = counts[:-1]
+                    new_levels += n
+                    counts.append(0)
+                i += 1
+            levels = new_levels
+            n = line[i - 1]
+            item = line[i:].strip()
+            if item:
+                emit_headings()
+                counts[i - 1] += 1
+                bullet = f"BULLET::::{counts[i - 1]}. " if n == "#" else "BULLET::::- "
+                page.append(bullet + item)
+        elif levels:
+            levels, counts = "", []
+            page.append(line)
+        elif first in "{|" or line[-1] == "}":
+            continue
+        elif (first == "(" and line[-1] == ")") or line.strip(".-") == "":
+            continue
+        elif pending:
+            emit_headings()
+            page.append(line)
+            empty_section = False
+        elif not empty_section and first != " ":
+            page.append(line)
+    return page
+
+
+def _zip_longest(a: str, b: str) -> list[tuple[str, str]]:
+    n = max(len(a), len(b))
+    return [(a[k] if k < len(a) else "", b[k] if k < len(b) else "") for k in range(n)]
+
+
+def render_wikitext(
+    wikitext: str, site: SiteInfo, *, keep_colon_links: bool = False
+) -> tuple[list[str], list[dict[str, Any]], list[str]]:
+    """Render a page's wikitext to KILT paragraphs (without the title line).
+
+    Args:
+        wikitext: The page's source.
+        site: The wiki (namespace names decide which links are dropped).
+        keep_colon_links: Keep links whose target has an unknown ``prefix:``
+            (2.75 and KILT drop them).
+
+    Returns:
+        ``(paragraphs, anchors, categories)``: paragraphs each ending in
+        ``\\n``; anchors as KILT's ``{text, href, paragraph_id, start, end,
+        wikipedia_title, wikipedia_id}`` with ``paragraph_id`` counting from 1
+        (0 is the title line), ``wikipedia_title`` the normalized target and
+        ``wikipedia_id`` ``""`` (filled by the resolve step); category names
+        in order of first appearance.
+    """
+    renderer = _Renderer(site, keep_colon_links)
+    wikitext = _drop_nested(_REF.sub("", _COMMENT.sub("", wikitext)))
+    flat = renderer.code(mwparserfromhell.parse(wikitext, skip_style_tags=True))
+    lines = _compact(_clean(flat))
+    paragraphs: list[str] = []
+    anchors: list[dict[str, Any]] = []
+    for line in lines:
+        paragraph_id = len(paragraphs) + 1
+        out: list[str] = []
+        length = 0
+        cur = 0
+        open_at: dict[int, int] = {}
+        stack: list[int] = []
+        found: list[tuple[int, int, int]] = []
+        for m in _MARKER.finditer(line):
+            piece = line[cur : m.start()]
+            out.append(piece)
+            length += len(piece)
+            cur = m.end()
+            if m.group(1) is not None:
+                number = int(m.group(1))
+                open_at[number] = length
+                stack.append(number)
+            elif stack:
+                number = stack.pop()
+                found.append((number, open_at[number], length))
+        out.append(line[cur:])
+        text = "".join(out)
+        if not text.strip():
+            continue
+        for number, start, end in sorted(found, key=lambda f: (f[1], f[0])):
+            if end <= start:
+                continue
+            href, target = renderer.hrefs[number]
+            anchors.append(
+                {
+                    "text": text[start:end],
+                    "href": href,
+                    "paragraph_id": paragraph_id,
+                    "start": start,
+                    "end": end,
+                    "wikipedia_title": target,
+                    "wikipedia_id": "",
+                }
+            )
+        paragraphs.append(text + "\n")
+    return paragraphs, anchors, renderer.categories
+
+
+def render_page(
+    page: RawPage, site: SiteInfo, *, keep_colon_links: bool = False
+) -> dict[str, Any]:
+    """One article as a KILT page (anchors not yet resolved to ids).
+
+    Args:
+        page: A namespace-0, non-redirect page of the dump.
+        site: Its wiki.
+        keep_colon_links: See :func:`render_wikitext`.
+
+    Returns:
+        ``{_id, wikipedia_id, wikipedia_title, text, anchors, categories,
+        history}`` in the layout of ``kilt_knowledgesource.json``:
+        ``text[0]`` is the title line, ``categories`` a comma-joined string,
+        ``history`` ``{revid, timestamp, parentid, pre_dump, pageid, url}``.
+    """
+    paragraphs, anchors, categories = render_wikitext(
+        page.text, site, keep_colon_links=keep_colon_links
+    )
+    return {
+        "_id": str(page.page_id),
+        "wikipedia_id": str(page.page_id),
+        "wikipedia_title": page.title,
+        "text": [page.title + "\n", *paragraphs],
+        "anchors": anchors,
+        "categories": ",".join(categories),
+        "history": {
+            "revid": page.revid,
+            "timestamp": page.timestamp,
+            "parentid": page.parentid,
+            "pre_dump": True,
+            "pageid": page.page_id,
+            "url": site.revision_url(page.title, page.revid),
+        },
+    }

@@ -1,0 +1,282 @@
+"""The map step: one split of the dump in, one shard of KILT pages out.
+
+:func:`run_split` is a pure function of its :class:`SplitJob` (same job, same
+bytes out, whichever process, machine or engine runs it), so the process pool
+and Ray run the very same code. It writes its shard under a temporary name
+and renames it, then writes the split's side file (titles, redirects, skipped
+pages, counts) the same way; the side file is the split's "done" mark, so a
+run started again skips the splits that finished.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import signal
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kilt_chunks.dump.render import normalize_title, render_page
+from kilt_chunks.dump.siteinfo import SiteInfo
+from kilt_chunks.dump.xmlpages import RawPage, pages_in_range
+
+__all__ = [
+    "PageTimeout",
+    "SplitJob",
+    "SplitResult",
+    "JsonlGzWriter",
+    "atomic_write",
+    "map_path",
+    "run_split",
+    "side_path",
+]
+
+
+class PageTimeout(Exception):
+    """A page took longer than the per-page limit to render."""
+
+
+@dataclass(frozen=True)
+class SplitJob:
+    """Everything one split needs (picklable; sent to a worker or a Ray task).
+
+    Attributes:
+        index: Split number (its map shard is ``map-<index>.jsonl.gz``).
+        work_dir: Folder of the map shards and side files.
+        site: The wiki.
+        path: Multistream dump file, when the split is a byte range.
+        start: First byte of the range.
+        end: End of the range (exclusive).
+        pages: The pages themselves, when one reader fed them (plain dumps).
+        page_seconds: Per-page time limit (0: none).
+        max_page_bytes: Pages with more wikitext (UTF-8 bytes) are skipped.
+        keep_colon_links: Renderer option (see
+            :func:`~kilt_chunks.dump.render.render_wikitext`).
+    """
+
+    index: int
+    work_dir: str
+    site: SiteInfo
+    path: str = ""
+    start: int = 0
+    end: int = 0
+    pages: tuple[RawPage, ...] = ()
+    page_seconds: float = 10.0
+    max_page_bytes: int = 8 << 20
+    keep_colon_links: bool = False
+
+
+@dataclass
+class SplitResult:
+    """What a split produced (also its side file's ``stats``)."""
+
+    index: int
+    pages: int = 0
+    wikitext_bytes: int = 0
+    shard_bytes: int = 0
+    redirects: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    resumed: bool = False
+
+
+def map_path(work_dir: Path | str, index: int) -> Path:
+    """The map shard of split ``index``."""
+    return Path(work_dir) / f"map-{index:05d}.jsonl.gz"
+
+
+def progress_path(work_dir: Path | str, index: int) -> Path:
+    """Progress of split ``index`` while it runs: ``wikitext_bytes pages``."""
+    return Path(work_dir) / f"map-{index:05d}.progress"
+
+
+def side_path(work_dir: Path | str, index: int) -> Path:
+    """The side file (titles, redirects, skipped, stats) of split ``index``."""
+    return Path(work_dir) / f"map-{index:05d}.side.json"
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename (a
+    reader never sees a partial file; a killed writer leaves only ``.tmp``)."""
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+class JsonlGzWriter:
+    """Write JSON lines to ``path`` as gzip, row by row (memory: one row),
+    through ``path.tmp`` renamed on success (removed on error).
+
+    The gzip header is fixed (no file name, mtime 0) and deflate's output
+    does not depend on how the input is cut into writes, so the same rows
+    always give the same bytes.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.tmp = path.with_name(path.name + ".tmp")
+        self._raw = self.tmp.open("wb")
+        self._gz = gzip.GzipFile(
+            filename="", mode="wb", compresslevel=6, fileobj=self._raw, mtime=0
+        )
+        self.rows = 0
+
+    def write(self, row: dict[str, Any]) -> None:
+        """Append one row."""
+        self._gz.write((json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8"))
+        self.rows += 1
+
+    def __enter__(self) -> JsonlGzWriter:
+        return self
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        self._gz.close()
+        if exc_type is None:
+            self._raw.flush()
+            os.fsync(self._raw.fileno())
+            self._raw.close()
+            os.replace(self.tmp, self.path)
+        else:
+            self._raw.close()
+            self.tmp.unlink(missing_ok=True)
+
+
+def _redirect_target(page: RawPage, site: SiteInfo) -> str | None:
+    if page.redirect is not None:
+        return page.redirect
+    head = page.text.lstrip()[:512]
+    if not head.startswith("#"):
+        return None
+    words = "|".join(re.escape(w) for w in site.redirect_words)
+    m = re.match(rf"#\s*(?:{words})\s*:?\s*\[\[([^\]|]+)", head, re.I)
+    return m.group(1) if m else None
+
+
+class _Alarm:
+    """A per-page time limit by SIGALRM (only in a process's main thread;
+    elsewhere no limit)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.active = (
+            seconds > 0 and threading.current_thread() is threading.main_thread()
+        )
+
+    def __enter__(self) -> _Alarm:
+        if self.active:
+            self.previous = signal.signal(signal.SIGALRM, self._fire)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        return self
+
+    @staticmethod
+    def _fire(signum: int, frame: object) -> None:
+        raise PageTimeout
+
+    def __exit__(self, *exc: object) -> None:
+        if self.active:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+
+
+def _pages(job: SplitJob) -> Iterator[RawPage]:
+    if job.path:
+        yield from pages_in_range(Path(job.path), job.start, job.end, job.site.xmlns)
+    else:
+        yield from job.pages
+
+
+def run_split(job: SplitJob) -> SplitResult:
+    """Render the articles of one split into its map shard.
+
+    Namespace-0 pages are rendered; redirects (``<redirect>`` or a redirect
+    word) go to the side file; other namespaces are counted as skipped
+    (``namespace``). A page that fails to render, is larger than
+    ``max_page_bytes`` or takes longer than ``page_seconds`` is listed in the
+    side file with its reason, and the split goes on.
+
+    Returns:
+        The split's counts; if its side file already exists (a resumed run),
+        the counts recorded there, without any work.
+
+    Raises:
+        OSError, xml.etree.ElementTree.ParseError: If the split's input
+            cannot be read (a broken dump is not skipped silently).
+    """
+    side = side_path(job.work_dir, job.index)
+    if side.exists():
+        stats = json.loads(side.read_text(encoding="utf-8"))["stats"]
+        return SplitResult(**{**stats, "resumed": True})
+    started = time.monotonic()
+    cpu_started = time.process_time()
+    result = SplitResult(index=job.index)
+    skipped: Counter[str] = Counter()
+    failures: list[dict[str, Any]] = []
+    titles: list[tuple[str, int]] = []
+    redirects: list[tuple[str, str, int]] = []
+    first = job.site.first_letter
+    progress = progress_path(job.work_dir, job.index)
+    reported = time.monotonic()
+    with JsonlGzWriter(map_path(job.work_dir, job.index)) as shard:
+        for page in _pages(job):
+            if time.monotonic() - reported > 5:  # read by the driver's reports
+                reported = time.monotonic()
+                progress.write_text(f"{result.wikitext_bytes} {shard.rows}")
+            if page.ns != 0:
+                skipped["namespace"] += 1
+                continue
+            target = _redirect_target(page, job.site)
+            if target is not None:
+                redirects.append(
+                    (page.title, normalize_title(target, first), page.page_id)
+                )
+                continue
+            size = len(page.text.encode("utf-8"))
+            result.wikitext_bytes += size
+            reason = None
+            if size > job.max_page_bytes:
+                reason = f"too_large: {size:,} bytes of wikitext"
+            else:
+                try:
+                    with _Alarm(job.page_seconds):
+                        row = render_page(
+                            page, job.site, keep_colon_links=job.keep_colon_links
+                        )
+                except PageTimeout:
+                    reason = f"timeout: over {job.page_seconds:g} s"
+                except (RecursionError, MemoryError, ValueError) as exc:
+                    reason = f"parse_error: {type(exc).__name__}: {exc}"[:300]
+            if reason is not None:
+                skipped[reason.split(":", 1)[0]] += 1
+                failures.append(
+                    {"page_id": page.page_id, "title": page.title, "reason": reason}
+                )
+                continue
+            shard.write(row)
+            titles.append((page.title, page.page_id))
+    result.pages = shard.rows
+    result.shard_bytes = shard.path.stat().st_size
+    result.redirects = len(redirects)
+    result.skipped = dict(sorted(skipped.items()))
+    result.seconds = round(time.monotonic() - started, 3)
+    result.cpu_seconds = round(time.process_time() - cpu_started, 3)
+    stats = {k: v for k, v in vars(result).items() if k != "resumed"}
+    side_doc = {
+        "stats": stats,
+        "titles": titles,
+        "redirects": redirects,
+        "failures": failures,
+    }
+    atomic_write(side, json.dumps(side_doc, ensure_ascii=False).encode("utf-8"))
+    progress.unlink(missing_ok=True)
+    return result

@@ -1,0 +1,40 @@
+"""The pages ``from-dump`` writes are read by the loader and chunked by
+``dbt build`` unchanged (one build of the English test dump)."""
+
+from __future__ import annotations
+
+import pytest
+from dump_helpers import ENWIKI, ENWIKI_ARTICLES, multistream, shared_dump_build
+
+from conftest import run_dbt_build
+
+
+@pytest.fixture(scope="module")
+def dump_pages(tmp_path_factory):
+    dump = multistream(tmp_path_factory, ENWIKI, "enwiki100", 10)
+    out = shared_dump_build(tmp_path_factory, "enwiki", dump, splits=4, workers=2)
+    return out / "pages"
+
+
+def test_dbt_build_chunks_every_dump_page(tmp_path, dump_pages):
+    build = run_dbt_build(tmp_path / "dbt", f"{dump_pages}/")
+    [(read, loaded, chunked, rejected)] = build.query(
+        "select lines_read, pages_loaded, pages_chunked, pages_rejected"
+        " from kilt_load_audit"
+    )
+    assert (read, loaded, rejected) == (ENWIKI_ARTICLES, ENWIKI_ARTICLES, 0)
+    assert chunked == ENWIKI_ARTICLES
+    [(pages, chunks)] = build.query(
+        "select count(distinct wikipedia_id), count(*) from kilt_chunks"
+    )
+    assert pages == ENWIKI_ARTICLES and chunks > 3000
+    # a chunk under a joined heading carries its section path
+    [(n,)] = build.query(
+        "select count(*) from kilt_chunks where wikipedia_title = 'Anarchism'"
+        " and section = ['History', 'Origins']"
+    )
+    assert n > 0
+    [(url,)] = build.query(
+        "select any_value(url) from kilt_chunks where wikipedia_id = '12'"
+    )
+    assert url == "https://en.wikipedia.org/w/index.php?title=Anarchism&oldid=716551092"
