@@ -8,6 +8,9 @@ from dump_helpers import ENWIKI, ENWIKI_ARTICLES, multistream, shared_dump_build
 
 from conftest import run_dbt_build
 
+#: Every test of this module runs dbt (make test-fast leaves them out).
+pytestmark = pytest.mark.dbt
+
 
 @pytest.fixture(scope="module")
 def dump_pages(tmp_path_factory):
