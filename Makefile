@@ -40,11 +40,11 @@ stats: setup
 PYTEST_WORKERS ?= 2
 
 test: setup-dev
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=15
 
 # The inner loop: every test that does not run dbt (about a minute).
 test-fast: setup-dev
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile -m "not dbt"
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=15 -m "not dbt"
 
 lint: setup-dev
 	$(BIN)/ruff check src tests bench python_models
