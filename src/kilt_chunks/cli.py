@@ -180,15 +180,20 @@ def run_bm25(args: argparse.Namespace) -> str:
     queries = bm25.task_queries(args.db, args.task)
     lines = []
     if args.reindex or not bm25.index_is_current(args.db, index):
-        meta = bm25.build_index(args.db, index, shard_chunks=args.shard_chunks)
+        meta = bm25.build_index(
+            args.db, index, threads=args.threads or None, progress_seconds=30
+        )
+        resumed = meta["resumed_from"]
         lines.append(
             f"bm25 index {index}/: {meta['num_chunks']:,} chunks,"
-            f" {meta['num_tokens']:,} tokens, {meta['shards']} shard(s),"
-            f" {meta['index_seconds']:.1f} s"
+            f" {meta['index_bytes'] / 1e6:,.1f} MB, {meta['index_seconds']:.1f} s"
+            + (f" (resumed after {resumed:,} chunks)" if resumed else "")
         )
     else:
         lines.append(f"bm25 index {index}/: reused (same chunks)")
-    hits = bm25.search(index, [text for _, text in queries], k=args.k)
+    hits = bm25.search(
+        index, [text for _, text in queries], k=args.k, threads=args.threads or None
+    )
     run = Path(args.run or Path("runs") / f"bm25.{args.task}.trec")
     written = bm25.write_trec_run(run, [q for q, _ in queries], hits)
     lines.append(
@@ -316,9 +321,10 @@ def main(argv: list[str] | None = None) -> int:
     bm25 = commands.add_parser(
         "bm25",
         help="BM25 run (TREC format) of a task's queries over kilt_chunks",
-        description="Index kilt_chunks (title path + text) with bm25s, once per"
-        " build (the index is reused while the chunks are unchanged), and write"
-        " the top k chunks of every query of the task as a TREC run.",
+        description="Index kilt_chunks (title path + text) with BM25 in one"
+        " on-disk tantivy index, once per build (the index is reused while the"
+        " chunks are unchanged; a killed indexing resumes at its last commit),"
+        " and write the top k chunks of every query of the task as a TREC run.",
     )
     bm25.add_argument("--task", required=True, help="task name, e.g. nq-dev-kilt")
     bm25.add_argument("--db", default=default_db, help=db_help)
@@ -330,10 +336,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     bm25.add_argument("-k", type=int, default=100, help="chunks per query")
     bm25.add_argument(
-        "--shard-chunks",
+        "--threads",
         type=int,
         default=0,
-        help="chunks per index shard, to bound memory (0 = one index)",
+        help="indexing and search threads (0 = one per core)",
     )
     bm25.add_argument("--reindex", action="store_true", help="rebuild the index")
     evaluate = commands.add_parser(
