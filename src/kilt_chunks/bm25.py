@@ -38,11 +38,10 @@ from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import duckdb
 
-from kilt_chunks.evaluation import tasks_in_database
+from kilt_chunks.evaluation import tasks_in_database, trec_id
 from kilt_chunks.progress import Progress
 
 #: Chunks read from the DuckDB file at a time while indexing.
@@ -363,18 +362,6 @@ def search(
         return [hits for result in pool.map(batch, batches) for hits in result]
 
 
-def trec_id(identifier: str) -> str:
-    """An id as a TREC run or qrels file can hold it (one field, no white
-    space): each white-space character and ``%`` percent-encoded as UTF-8
-    (``947testa CRICKET`` -> ``947testa%20CRICKET``); other ids unchanged.
-    :func:`kilt_chunks.evaluation.read_run` decodes it again."""
-    if "%" not in identifier and identifier.split() == [identifier]:
-        return identifier
-    return "".join(
-        quote(c, safe="") if c == "%" or c.isspace() else c for c in identifier
-    )
-
-
 def write_trec_run(
     path: str | Path,
     query_ids: Sequence[str],
@@ -441,7 +428,6 @@ __all__ = [
     "index_is_current",
     "search",
     "task_queries",
-    "trec_id",
     "write_trec_run",
     "peak_rss_bytes",
 ]

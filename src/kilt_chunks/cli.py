@@ -17,7 +17,7 @@ import duckdb
 
 from kilt_chunks.bm25 import Bm25Error
 from kilt_chunks.database import DatabaseInUseError, connect
-from kilt_chunks.evaluation import EvaluationError
+from kilt_chunks.evaluation import DEFAULT_KS, EvaluationError
 from kilt_chunks.export import CARD_FILE, EXPORT_TABLES, config_files
 
 __all__ = [
@@ -211,14 +211,29 @@ def run_eval(args: argparse.Namespace) -> str:
     """
     from kilt_chunks import evaluation
 
-    run, run_format = evaluation.read_run(args.run)
+    run = evaluation.read_run(args.run)
+    chunk_texts = None
     if args.task:
         _require_db(args.db)
         gold = evaluation.gold_from_database(args.db, args.task)
+    elif args.gold:
+        gold = evaluation.gold_from_kilt_file(args.gold)
     else:
         gold = evaluation.gold_from_qrels(args.qrels, run)
-    result = evaluation.evaluate(gold, run)
-    result["run"] = {"path": os.path.abspath(args.run), "format": run_format}
+    if run.is_chunk_run and Path(args.db).exists():
+        chunk_texts = evaluation.chunk_texts_from_database(args.db)
+    try:
+        ks = [int(k) for k in args.ks.split(",") if k.strip()]
+    except ValueError as exc:
+        raise EvaluationError(f"--ks {args.ks!r}: not whole numbers") from exc
+    result = evaluation.evaluate(
+        gold,
+        run,
+        ks=ks,
+        skip_empty_sets=args.skip_empty_sets,
+        chunk_texts=chunk_texts,
+    )
+    result["run"] = {"path": os.path.abspath(args.run), "format": run.format}
     out = Path(args.json or f"{args.run}.eval.json")
     out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return evaluation.format_table(result) + f"\n  (JSON: {out})"
@@ -345,14 +360,36 @@ def main(argv: list[str] | None = None) -> int:
     evaluate = commands.add_parser(
         "eval",
         help="score a run (TREC or KILT format) on a task's qrels",
-        description="KILT's page-level R-precision and recall@k, and chunk-level"
-        " nDCG@10, recall@k and MRR@10 (ir_measures); every query of the task"
-        " counts, those without any relevant item as 0.",
+        description="KILT's page-level measures (R-precision, precision@k,"
+        " recall@k, success_rate@k, answer_in_context@k, entity_in_input: equal"
+        " to kilt/eval_retrieval.py query for query), KILT's downstream scores"
+        " when the run has answers, and chunk-level nDCG@10, recall@k and MRR@10"
+        " (ir_measures); every gold query counts, those without any relevant"
+        " item as 0.",
     )
     evaluate.add_argument("run", help="run file: TREC format or KILT JSON lines")
     gold = evaluate.add_mutually_exclusive_group(required=True)
     gold.add_argument("--task", help="task name: gold from the build's tables")
-    gold.add_argument("--qrels", help="a TREC qrels file (chunk or page ids)")
+    gold.add_argument(
+        "--gold",
+        help="a KILT task file (gold JSON lines) or a build's <task>.queries.jsonl",
+    )
+    gold.add_argument(
+        "--qrels",
+        help="a TREC qrels file (chunk or page ids; page scores are then not"
+        " KILT's: one set of all pages per query)",
+    )
+    evaluate.add_argument(
+        "--ks",
+        default=",".join(str(k) for k in DEFAULT_KS),
+        help="cut-offs, comma-separated (default: KILT's 1,5,10,20 and 100)",
+    )
+    evaluate.add_argument(
+        "--skip-empty-sets",
+        action="store_true",
+        help="not KILT's reading: an output with an empty provenance list is"
+        " no evidence set (KILT counts it, and it is never found)",
+    )
     evaluate.add_argument("--db", default=default_db, help=db_help)
     evaluate.add_argument(
         "--json", help="JSON file to write (default: <run>.eval.json)"

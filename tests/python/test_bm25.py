@@ -19,9 +19,9 @@ from kilt_chunks.bm25 import (
     index_is_current,
     search,
     task_queries,
-    trec_id,
     write_trec_run,
 )
+from kilt_chunks.evaluation import trec_id, untrec_id
 
 CHUNKS = [
     (
@@ -112,7 +112,10 @@ def test_a_killed_index_resumes_at_its_last_commit(tmp_path: Path) -> None:
 
     with pytest.raises(KeyboardInterrupt):
         index_chunks(
-            tmp_path / "index", fingerprint, dying(), commit_chunks=2,
+            tmp_path / "index",
+            fingerprint,
+            dying(),
+            commit_chunks=2,
             progress_seconds=0,
         )
     assert not index_is_current(db, tmp_path / "index")
@@ -122,7 +125,7 @@ def test_a_killed_index_resumes_at_its_last_commit(tmp_path: Path) -> None:
     # after the last commit and rolled back.
     meta = build_index(db, tmp_path / "index", progress_seconds=0)
     assert (meta["resumed_from"], meta["num_indexed"]) == (4, 5)
-    fresh = build_index(db, tmp_path / "fresh", progress_seconds=0)
+    build_index(db, tmp_path / "fresh", progress_seconds=0)
     queries = ["which moon of saturn", "rivers in lower saxony", "snow"]
     assert search(tmp_path / "index", queries) == search(tmp_path / "fresh", queries)
 
@@ -131,6 +134,8 @@ def test_ids_with_white_space_are_percent_encoded_in_trec_files() -> None:
     assert trec_id("947testa CRICKET") == "947testa%20CRICKET"
     assert trec_id("a%b\tc") == "a%25b%09c"
     assert trec_id("plain-id_1") == "plain-id_1"
+    for identifier in ("947testa CRICKET", "a%b\tc", "plain-id_1", "100%"):
+        assert untrec_id(trec_id(identifier)) == identifier
 
 
 def test_a_changed_corpus_makes_the_index_stale(tmp_path: Path) -> None:

@@ -47,7 +47,29 @@ queries as (
             ],
             []
         )::varchar[] as answers,
-        coalesce(len(output), 0)::integer as num_outputs
+        coalesce(len(output), 0)::integer as num_outputs,
+        -- Per output, the wikipedia_id of each provenance entry as given (NULL
+        -- for an entry without one); NULL for an output without provenance:
+        -- what KILT's scorer reads (kilt-chunks eval applies its rules).
+        [
+            [entry.wikipedia_id for entry in page_output.provenance]
+            for page_output in coalesce(output, [])
+        ]::varchar[][] as output_page_ids,
+        -- Distinct non-blank provenance titles (KILT's get_gold_titles).
+        list_sort(
+            list_distinct(
+                flatten(
+                    [
+                        [
+                            trim(entry.title) for entry in title_output.provenance
+                            if trim(entry.title) <> ''
+                        ]
+                        for title_output in coalesce(output, [])
+                        if title_output.provenance is not null
+                    ]
+                )
+            )
+        )::varchar[] as provenance_titles
 
     from task_lines
 
@@ -55,34 +77,54 @@ queries as (
 
 ),
 
-output_pages as (
+evidence_outputs as (
 
-    -- Each output's provenance pages: one KILT evidence set.
+    -- Each output that has a provenance list is one KILT evidence set (an
+    -- empty list too: an empty set, which no ranking completes), in output
+    -- order, as KILT's get_rank reads them (kilt/eval_retrieval.py).
     select
-        task,
-        query_id,
-        output_index,
-        list(distinct wikipedia_id order by wikipedia_id) as evidence_set
+        task_lines.task,
+        task_lines.query_id,
+        outputs.output_index,
+        list_sort(
+            list_distinct(
+                [entry.wikipedia_id for entry in outputs.answer_output.provenance]
+            )
+        ) as evidence_set
 
-    from provenance
+    from task_lines
+
+    -- A lateral unnest reads the current row: it cannot be a CTE.
+    cross join lateral (  -- noqa: ST05
+        select
+            unnest(task_lines.output) as answer_output,
+            unnest(range(len(task_lines.output)))::integer as output_index
+    ) as outputs
 
     where
-        provenance_index is not null
-        and wikipedia_id is not null
-
-    group by task, query_id, output_index
+        task_lines.reject_reason is null
+        and outputs.answer_output.provenance is not null
 
 ),
 
 evidence_sets as (
 
-    -- Distinct sets per query (several outputs often give the same pages).
+    -- Distinct sets per query, each at its first output (KILT counts a set
+    -- given by several outputs once, where it first comes).
     select
         task,
         query_id,
-        list(distinct evidence_set order by evidence_set) as evidence_sets
+        list(evidence_set order by first_output) as evidence_sets
 
-    from output_pages
+    from (
+        select
+            task,
+            query_id,
+            evidence_set,
+            min(output_index) as first_output
+        from evidence_outputs
+        group by task, query_id, evidence_set
+    ) as distinct_sets
 
     group by task, query_id
 
@@ -127,6 +169,8 @@ joined as (
         queries.input,
         queries.answers,
         queries.num_outputs,
+        queries.output_page_ids,
+        queries.provenance_titles,
         coalesce(len(evidence_sets.evidence_sets), 0)::integer
             as num_evidence_sets,
         coalesce(evidence_sets.evidence_sets, [])::varchar[][] as evidence_sets,
