@@ -87,8 +87,9 @@ def _index_child(args: argparse.Namespace) -> None:
     else:
         with duckdb.connect(args.db, read_only=True) as con:
             fingerprint = corpus_fingerprint(con)
-            pages = con.sql("select count(distinct wikipedia_id) from kilt_chunks")
-            (num_pages,) = pages.fetchone()  # type: ignore[misc]
+            num_pages = con.sql(
+                "select count(distinct wikipedia_id) from kilt_chunks"
+            ).fetchall()[0][0]
         fingerprint = {**fingerprint, "num_chunks": args.chunks, "repeated": True}
         meta = index_chunks(
             args.index,

@@ -458,3 +458,47 @@ def test_gold_from_a_qrels_file(tmp_path: Path) -> None:
     pages.write_text("q1 0 39 high\n")
     with pytest.raises(EvaluationError, match="relevance 'high' is not a whole"):
         read_qrels(pages)
+
+
+def test_a_kilt_prediction_and_the_equivalent_chunk_run_score_the_same(
+    tmp_path: Path,
+) -> None:
+    """A TREC chunk run (chunks of pages 2, 1, 2 again, 7) and the KILT
+    prediction of its pages at their first chunk (2, 1, 7) give the same page
+    values for every query and measure."""
+    gold = [
+        {"id": "947testa CRICKET", "output": [prov("1", "7"), prov("2")]},
+        {"id": "q2", "output": [prov("7"), {"provenance": []}]},
+    ]
+    chunks = ["doc-2_0::s-0::chunk-0", "doc-1_3::s-3::chunk-1"]
+    chunks += ["doc-2_1::s-1::chunk-0", "doc-7_0::s-0::chunk-0"]
+    trec = tmp_path / "run.trec"
+    trec.write_text(
+        "".join(
+            f"{q} Q0 {c} {r} {10 - r} x\n"
+            for q in ("947testa%20CRICKET", "q2")
+            for r, c in enumerate(chunks, start=1)
+        )
+    )
+    gold_file = tmp_path / "gold.jsonl"
+    gold_file.write_text("".join(json.dumps(g) + "\n" for g in gold))
+    guess = tmp_path / "guess.jsonl"
+    guess.write_text(
+        "".join(
+            json.dumps({"id": q, "output": [prov("2", "1", "7")]}) + "\n"
+            for q in ("947testa CRICKET", "q2")
+        )
+    )
+    by_chunks = evaluate(gold_from_kilt_file(gold_file), read_run(trec))
+    by_pages = evaluate(gold_from_kilt_file(gold_file), read_run(guess))
+    for query in ("947testa CRICKET", "q2"):
+        pages = by_pages["per_query"][query]
+        chunked = by_chunks["per_query"][query]
+        assert {n: chunked[n] for n in pages if "answer_in" not in n} == {
+            n: v for n, v in pages.items() if "answer_in" not in n
+        }
+    # By hand, query 1: sets [{1, 7}, {2}]; pages 2 1 7 -> [T, es0, ...] then
+    # 7 completes set 0: [T, T]: recall@1 1/2, recall@5 1; Rprec: {2} R 1,
+    # first page 2: 1.
+    first = by_pages["per_query"]["947testa CRICKET"]
+    assert (first["recall@1"], first["recall@5"], first["Rprec"]) == (0.5, 1.0, 1.0)
