@@ -106,12 +106,14 @@ def _own_peak() -> int:
 
 
 def _search_child(args: argparse.Namespace) -> None:
-    from kilt_chunks.bm25 import search
+    from kilt_chunks.bm25 import search, search_committed
+
+    run = search_committed if args.partial else search  # partial: being built
 
     queries = json.loads(Path(args.queries).read_text(encoding="utf-8"))
-    search(args.index, queries[:50], k=100, threads=args.threads)  # warm-up
+    run(args.index, queries[:50], k=100, threads=args.threads)  # warm-up
     start = time.perf_counter()
-    hits = search(args.index, queries, k=100, threads=args.threads)
+    hits = run(args.index, queries, k=100, threads=args.threads)
     seconds = time.perf_counter() - start
     print(
         json.dumps(
@@ -145,6 +147,12 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--num-queries", type=int, default=2000)
     parser.add_argument("--skip-index", action="store_true")
+    parser.add_argument(
+        "--partial",
+        action="store_true",
+        help="with --skip-index: search the chunks committed so far of an index"
+        " whose build was stopped (the row says how many)",
+    )
     parser.add_argument("--report", action="store_true")
     parser.add_argument("--note", default="", help="what ran beside it")
     parser.add_argument("--queries", help=argparse.SUPPRESS)
@@ -157,7 +165,16 @@ def main() -> None:
         _search_child(args)
         return
     common = ["--db", args.db, "--index", args.index, "--threads", str(args.threads)]
-    if args.skip_index:
+    if args.skip_index and args.partial:
+        from kilt_chunks.bm25 import _open
+
+        index = _open(Path(args.index))
+        index.reload()
+        size = sum(f.stat().st_size for f in Path(args.index).iterdir() if f.is_file())
+        meta = {"num_indexed": index.searcher().num_docs, "index_bytes": size}
+        index_wall, index_peak = 0.0, 0
+        common.append("--partial")
+    elif args.skip_index:
         meta = json.loads((Path(args.index) / "kilt_bm25.json").read_text())
         index_wall, index_peak = meta["index_seconds"], 0
     else:

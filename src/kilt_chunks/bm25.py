@@ -328,12 +328,25 @@ def search(
     Raises:
         Bm25Error: If ``index_dir`` holds no finished index.
     """
-    from tantivy import Occur, Query
-
     index_dir = Path(index_dir)
     if not (index_dir / META_FILE).exists():
         raise Bm25Error(f"{index_dir}: no BM25 index (run `kilt-chunks bm25`)")
-    index = _open(index_dir)
+    return search_committed(index_dir, queries, k, threads=threads)
+
+
+def search_committed(
+    index_dir: str | Path,
+    queries: Sequence[str],
+    k: int = 100,
+    *,
+    threads: int | None = None,
+) -> list[list[tuple[str, float]]]:
+    """:func:`search` over the chunks committed so far, in a finished index or
+    one still being built (the benchmark measures a partial index with it);
+    same arguments and result."""
+    from tantivy import Occur, Query
+
+    index = _open(Path(index_dir))
     index.reload()
     searcher = index.searcher()
     schema = index.schema
@@ -427,6 +440,7 @@ __all__ = [
     "index_chunks",
     "index_is_current",
     "search",
+    "search_committed",
     "task_queries",
     "write_trec_run",
     "peak_rss_bytes",
