@@ -6,12 +6,6 @@ task_lines as (
 
 ),
 
-provenance as (
-
-    select * from {{ ref('int_provenance_spans_read') }}
-
-),
-
 page_qrels as (
 
     select * from {{ ref('kilt_qrels_pages') }}
@@ -52,7 +46,7 @@ queries as (
         -- for an entry without one); NULL for an output without provenance:
         -- what KILT's scorer reads (kilt-chunks eval applies its rules).
         [
-            [entry.wikipedia_id for entry in page_output.provenance]
+            [entry.wikipedia_id for entry in page_output.provenance]  -- noqa: RF01
             for page_output in coalesce(output, [])
         ]::varchar[][] as output_page_ids,
         -- Distinct non-blank provenance titles (KILT's get_gold_titles).
@@ -77,54 +71,60 @@ queries as (
 
 ),
 
+output_pages as (
+
+    -- One row per output with its index (unnest keeps list order).
+    select
+        task,
+        query_id,
+        unnest(output_page_ids) as page_ids,
+        unnest(range(len(output_page_ids)))::integer as output_index
+
+    from queries
+
+),
+
 evidence_outputs as (
 
     -- Each output that has a provenance list is one KILT evidence set (an
-    -- empty list too: an empty set, which no ranking completes), in output
-    -- order, as KILT's get_rank reads them (kilt/eval_retrieval.py).
+    -- empty list too: an empty set, which no ranking completes), as KILT's
+    -- get_rank reads them (kilt/eval_retrieval.py).
     select
-        task_lines.task,
-        task_lines.query_id,
-        outputs.output_index,
-        list_sort(
-            list_distinct(
-                [entry.wikipedia_id for entry in outputs.answer_output.provenance]
-            )
-        ) as evidence_set
+        task,
+        query_id,
+        output_index,
+        list_sort(list_distinct(page_ids)) as evidence_set
 
-    from task_lines
+    from output_pages
 
-    -- A lateral unnest reads the current row: it cannot be a CTE.
-    cross join lateral (  -- noqa: ST05
-        select
-            unnest(task_lines.output) as answer_output,
-            unnest(range(len(task_lines.output)))::integer as output_index
-    ) as outputs
+    where page_ids is not null
 
-    where
-        task_lines.reject_reason is null
-        and outputs.answer_output.provenance is not null
+),
+
+distinct_sets as (
+
+    -- A set given by several outputs counts once, where it first comes.
+    select
+        task,
+        query_id,
+        evidence_set,
+        min(output_index) as first_output
+
+    from evidence_outputs
+
+    group by task, query_id, evidence_set
 
 ),
 
 evidence_sets as (
 
-    -- Distinct sets per query, each at its first output (KILT counts a set
-    -- given by several outputs once, where it first comes).
+    -- In the order of the outputs: KILT's order (it decides recall@k).
     select
         task,
         query_id,
         list(evidence_set order by first_output) as evidence_sets
 
-    from (
-        select
-            task,
-            query_id,
-            evidence_set,
-            min(output_index) as first_output
-        from evidence_outputs
-        group by task, query_id, evidence_set
-    ) as distinct_sets
+    from distinct_sets
 
     group by task, query_id
 
