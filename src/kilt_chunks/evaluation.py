@@ -727,17 +727,24 @@ def gold_from_database(db_path: str | Path, task: str) -> Gold:
 
     Raises:
         EvaluationError: If the task is not in ``kilt_queries`` (naming the
-            tasks there).
+            tasks there), or the build predates ``output_page_ids``.
     """
     import duckdb
 
     with duckdb.connect(str(db_path), read_only=True) as con:
-        rows = con.execute(
-            "select query_id, output_page_ids, answers, provenance_titles, input,"
-            " dataset, task_family from kilt_queries where task = ?"
-            " order by line_number",
-            [task],
-        ).fetchall()
+        try:
+            rows = con.execute(
+                "select query_id, output_page_ids, answers, provenance_titles, input,"
+                " dataset, task_family from kilt_queries where task = ?"
+                " order by line_number",
+                [task],
+            ).fetchall()
+        except duckdb.BinderException as exc:
+            raise EvaluationError(
+                f"{db_path}: kilt_queries lacks output_page_ids (a build older"
+                " than KILT-parity evaluation); rebuild the task models: dbt build"
+                " --select int_task_lines_read+ --vars '{kilt_tasks: ...}'"
+            ) from exc
         if not rows:
             raise EvaluationError(
                 f"task {task!r}: not in kilt_queries of {db_path} (tasks there: "

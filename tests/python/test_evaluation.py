@@ -260,6 +260,10 @@ def test_rule6_database_gold_counts_rejected_lines(tmp_path: Path) -> None:
     table = format_table(result)
     assert "gold pages not in corpus" in table
     assert "task lines the build rejected" in table
+    with duckdb.connect(str(db)) as con:
+        con.execute("alter table kilt_queries drop column output_page_ids")
+    with pytest.raises(EvaluationError, match="lacks output_page_ids"):
+        gold_from_database(db, "t")
 
 
 def test_rule8_page_qrels_are_not_kilt_evidence_sets(tmp_path: Path) -> None:
