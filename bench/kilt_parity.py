@@ -131,7 +131,11 @@ def held_back_set(n: int, seed: int = 22) -> tuple[list[dict], list[dict]]:
 def kilt_scores(kilt: Path, gold_file: Path, guess_file: Path) -> tuple[dict, dict]:
     """Per query and mean values of KILT's unmodified scorer."""
     sys.path.insert(0, str(kilt))
-    from kilt import eval_downstream, eval_retrieval, kilt_utils
+    from kilt import (  # type: ignore[import-not-found]  # the KILT checkout
+        eval_downstream,
+        eval_retrieval,
+        kilt_utils,
+    )
 
     gold = kilt_utils.load_data(gold_file)
     guess = kilt_utils.load_data(guess_file)
