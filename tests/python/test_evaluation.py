@@ -506,3 +506,33 @@ def test_a_kilt_prediction_and_the_equivalent_chunk_run_score_the_same(
     # first page 2: 1.
     first = by_pages["per_query"]["947testa CRICKET"]
     assert (first["recall@1"], first["recall@5"], first["Rprec"]) == (0.5, 1.0, 1.0)
+
+
+def test_eval_command_with_a_kilt_gold_file(tmp_path: Path, capsys) -> None:
+    """`kilt-chunks eval PRED --gold GOLD --ks 5`: the repro of rule 1 (recall@5
+    0 for the first gold, 1/2 for the second; mean 1/4) in the table and the
+    JSON."""
+    from kilt_chunks.cli import main
+
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(
+        json.dumps({"id": "a", "output": [prov("39", "736"), prov("39")]})
+        + "\n"
+        + json.dumps({"id": "b", "output": [prov("39"), prov("12", "39")]})
+        + "\n"
+    )
+    guess = tmp_path / "guess.jsonl"
+    guess.write_text(
+        "".join(
+            json.dumps({"id": q, "output": [prov(*PREDICTION)]}) + "\n" for q in "ab"
+        )
+    )
+    out = tmp_path / "scores.json"
+    code = main(
+        ["eval", str(guess), "--gold", str(gold), "--ks", "5", "--json", str(out)]
+    )
+    assert code == 0
+    assert "page recall@5                    0.2500" in capsys.readouterr().out
+    scores = json.loads(out.read_text())
+    assert [scores["per_query"][q]["recall@5"] for q in "ab"] == [0.0, 0.5]
+    assert scores["ks"] == [5]
