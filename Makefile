@@ -5,15 +5,24 @@ BIN := $(VENV)/bin
 # Extra dbt variables, e.g. make build VARS='{kilt_path: /data/kilt_knowledgesource.json}'
 VARS ?= {}
 
-.PHONY: setup demo build summary stats test test-fast lint bench bench-full clean
+.PHONY: setup setup-dev demo build summary stats test test-fast lint bench bench-full clean
 
+# What running the pipeline needs (make demo, build, summary, stats).
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+# The developer tools on top (pytest, hypothesis, ruff, mypy, sqlfluff, the
+# DuckDB CLI): make test, test-fast, lint, bench.
+$(VENV)/.dev-installed: $(VENV)/.installed
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
 setup: $(VENV)/.installed
+
+setup-dev: $(VENV)/.dev-installed
 
 demo build: setup
 	$(BIN)/dbt build --project-dir . --profiles-dir . --vars '$(VARS)'
@@ -30,14 +39,14 @@ stats: setup
 # worker; the shared sample builds are made once (tests/python/conftest.py).
 PYTEST_WORKERS ?= 2
 
-test: setup
+test: setup-dev
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 # The inner loop: every test that does not run dbt (about a minute).
-test-fast: setup
+test-fast: setup-dev
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile -m "not dbt"
 
-lint: setup
+lint: setup-dev
 	$(BIN)/ruff check src tests bench python_models
 	$(BIN)/ruff format --check src tests bench python_models
 	$(BIN)/mypy
@@ -46,13 +55,13 @@ lint: setup
 # Corpus sizes in MB for the benchmark (KILT-shaped; a 257 MB long-page corpus is built beside them).
 BENCH_SIZES ?= 50 500 1000
 
-bench: setup
+bench: setup-dev
 	$(BIN)/python bench/run_bench.py --sizes $(BENCH_SIZES)
 
 # The full-size run (5.9 M pages, about 36 GB of JSON written as 12.5 GB of
 # gzip; about an hour: a build, then a build killed in mid-chunking and
 # resumed). Needs about 50 GB of free disk. Writes its section of RESULTS.md.
-bench-full: setup
+bench-full: setup-dev
 	$(BIN)/python bench/run_bench.py --full
 
 clean:

@@ -14,6 +14,11 @@ disturbed by other load), scaled to the corpus.
 Usage::
 
     python bench/splitter_speed.py [--mb 20] [--repeat 1] [--no-check]
+        [--chunk-size 256] [--chunk-overlap 0] [--tokenizer cl100k_base]
+
+``--tokenizer wordpiece`` trains a BERT-style WordPiece tokenizer on the
+sample (the ``tokenizers`` library, offline, a few seconds) and times both
+splitters with it: the fast splitter's generic counting path.
 """
 
 from __future__ import annotations
@@ -42,6 +47,25 @@ def section_texts(path: Path = SAMPLE) -> list[str]:
         for page in pages
         for section in page_sections(page["wikipedia_title"], page["text"])
     ]
+
+
+def train_wordpiece(texts: list[str]) -> str:
+    """A BERT-style WordPiece tokenizer trained on ``texts``, saved in a
+    temporary folder; returns its tokenizer.json path."""
+    import tempfile
+
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+
+    tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    trainer = trainers.WordPieceTrainer(
+        vocab_size=8000, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]"]
+    )
+    tokenizer.train_from_iterator(texts, trainer=trainer)
+    path = os.path.join(tempfile.mkdtemp(prefix="kilt-bench-"), "tokenizer.json")
+    tokenizer.save(path)
+    return path
 
 
 def time_splitter(fn: Callable[[str], list[str]], texts: list[str]) -> float:
@@ -74,6 +98,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-check", action="store_true", help="skip the output equality check"
     )
+    parser.add_argument("--chunk-size", type=int, default=None)
+    parser.add_argument("--chunk-overlap", type=int, default=None)
+    parser.add_argument(
+        "--tokenizer",
+        default=None,
+        help="tiktoken encoding, tokenizer.json path, or 'wordpiece' (trained here)",
+    )
     args = parser.parse_args(argv)
 
     sys.path.insert(0, str(ROOT / "src"))
@@ -93,8 +124,18 @@ def main(argv: list[str] | None = None) -> int:
         f"texts, {nbytes / 1e6:.1f} MB"
     )
 
-    stock = get_splitter("llama_index", 256).split_text
-    fast = get_splitter("fast", 256).split_text
+    options = {}
+    if args.chunk_size is not None:
+        options["chunk_size"] = args.chunk_size
+    if args.chunk_overlap is not None:
+        options["chunk_overlap"] = args.chunk_overlap
+    if args.tokenizer == "wordpiece":
+        options["tokenizer"] = train_wordpiece(sections)
+    elif args.tokenizer is not None:
+        options["tokenizer"] = args.tokenizer
+    print(f"settings: {options or 'defaults'}")
+    stock = get_splitter("llama_index", **options).split_text
+    fast = get_splitter("fast", **options).split_text
     splitters = {"llama_index": stock, "fast": fast}
     # Warm up (tokenizer / Punkt / regex compilation) outside the timing.
     for text in sections[:50]:

@@ -19,7 +19,9 @@
                 | selectattr('status', 'equalto', 'success')
                 | map(attribute='node') | map(attribute='name') | list -%}
         {%- endif -%}
-        create or replace table {{ target.database }}.{{ target.schema }}.kilt_build_run as
+        {%- set run_table = adapter.quote(target.database) ~ '.'
+            ~ adapter.quote(target.schema) ~ '.kilt_build_run' %}
+        create or replace table {{ run_table }} as
         select
             '{{ invocation_id }}' as invocation_id,
             '{{ run_started_at.isoformat() }}'::timestamptz as started_at,

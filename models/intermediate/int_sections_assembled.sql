@@ -24,14 +24,9 @@ loaded_pages as (
     select
         page_order,
         wikipedia_id,
-        wikipedia_title,
-        categories,
-        pageid,
-        parentid,
-        revid,
-        timestamp,
-        url,
-        wikidata_id,
+        {% for column in page_metadata_columns() -%}
+            {{ column }},
+        {% endfor -%}
         paragraphs
 
     from pages
@@ -61,22 +56,28 @@ page_parts as (
             ],
             lambda position: position > 0
         ) as header_positions,
-        -- Per paragraph: its code points in the section text and where that
-        -- text starts in the KILT paragraph (after a bullet marker), so the
-        -- chunking step can give each chunk its KILT span without a join.
-        list_transform(
-            paragraphs,
-            lambda paragraph: case
-                when starts_with(paragraph, 'BULLET::::') then length(paragraph) - 10
-                else length(paragraph)
-            end
-        ) as paragraph_text_lengths,
-        list_transform(
-            paragraphs,
-            lambda paragraph: case
-                when starts_with(paragraph, 'BULLET::::') then 10 else 0
-            end
-        ) as paragraph_start_characters,
+        -- Per paragraph after the title: its code points in the section text
+        -- and whether it is a bullet (its text starts after the 10-character
+        -- marker), coded as 2 x length + is_bullet and written as text split
+        -- like the parts below (at each header), so the chunking step can
+        -- give each chunk its KILT span without a join, and no lambda below
+        -- captures a page-wide list (DuckDB copies a captured list for every
+        -- element: quadratic in the number of sections).
+        string_split(
+            array_to_string(
+                list_transform(
+                    paragraphs[2:],
+                    lambda paragraph: case
+                        when starts_with(paragraph, 'Section::::') then chr(65535)
+                        when starts_with(paragraph, 'BULLET::::')
+                            then (2 * (length(paragraph) - 10) + 1)::varchar || ','
+                        else (2 * length(paragraph))::varchar || ','
+                    end
+                ),
+                ''
+            ),
+            chr(65535)
+        ) as part_paragraph_codes,
         string_split(
             array_to_string(
                 list_transform(
@@ -101,38 +102,33 @@ sections_listed as (
 
     -- Part k (1-based) is the lead for k = 1, else the section opened by the
     -- (k-1)-th header; paragraph ids are 0-based KILT indexes of its first
-    -- and last text paragraph.
+    -- and last text paragraph. The lists are zipped, never captured (see
+    -- part_paragraph_codes).
     select
         page_parts.* exclude (
-            num_paragraphs,
-            header_positions,
-            parts,
-            paragraph_text_lengths,
-            paragraph_start_characters
+            num_paragraphs, header_positions, parts, part_paragraph_codes
         ),
-        [
-            {
-                'header': case when k > 1 then split_part(part, chr(65534), 1) end,
-                'section_text': case
-                    when k = 1 then part
-                    else split_part(part, chr(65534), 2)
+        list_transform(
+            list_zip(
+                parts,
+                part_paragraph_codes,
+                list_prepend(1, header_positions),
+                list_append(header_positions, num_paragraphs + 1),
+                range(1, len(parts) + 1)
+            ),
+            lambda part: {
+                'header': case
+                    when part[5] > 1 then split_part(part[1], chr(65534), 1)
                 end,
-                'start_paragraph_id': coalesce(header_positions[k - 1], 1),
-                'end_paragraph_id': (
-                    coalesce(header_positions[k], num_paragraphs + 1) - 2
-                ),
-                -- Paragraph ids p..q are list items p+1..q+1.
-                'paragraph_text_lengths': paragraph_text_lengths[
-                    coalesce(header_positions[k - 1], 1) + 1:
-                    coalesce(header_positions[k], num_paragraphs + 1) - 1
-                ],
-                'paragraph_start_characters': paragraph_start_characters[
-                    coalesce(header_positions[k - 1], 1) + 1:
-                    coalesce(header_positions[k], num_paragraphs + 1) - 1
-                ]
+                'section_text': case
+                    when part[5] = 1 then part[1]
+                    else split_part(part[1], chr(65534), 2)
+                end,
+                'start_paragraph_id': part[3],
+                'end_paragraph_id': part[4] - 2,
+                'paragraph_codes': part[2]
             }
-            for part, k in parts
-        ] as sections
+        ) as sections
 
     from page_parts
 
@@ -174,8 +170,15 @@ sections_parsed as (
         section.section_text,
         section.start_paragraph_id::integer as start_paragraph_id,
         section.end_paragraph_id::integer as end_paragraph_id,
-        section.paragraph_text_lengths::integer[] as paragraph_text_lengths,
-        section.paragraph_start_characters::integer[] as paragraph_start_characters
+        -- Paragraph ids p..q are the codes of this section, in order.
+        list_transform(
+            string_split(rtrim(section.paragraph_codes, ','), ','),
+            lambda code: code::integer // 2
+        )::integer[] as paragraph_text_lengths,
+        list_transform(
+            string_split(rtrim(section.paragraph_codes, ','), ','),
+            lambda code: code::integer % 2 * 10
+        )::integer[] as paragraph_start_characters
 
     from sections_numbered
 
@@ -200,14 +203,7 @@ sections_titled as (
         end_paragraph_id,
         paragraph_text_lengths,
         paragraph_start_characters,
-        wikipedia_title,
-        categories,
-        pageid,
-        parentid,
-        revid,
-        timestamp,
-        url,
-        wikidata_id
+        {{ page_metadata_columns() | join(',\n        ') }}
 
     from sections_parsed
 

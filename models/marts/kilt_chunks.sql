@@ -33,6 +33,7 @@ sections_paired as (
         sections.*,
         chunked_sections.chunk_start_chars,
         chunked_sections.chunk_end_chars,
+        chunked_sections.chunk_texts,
         chunked_sections.section_text_hash
 
     from sections
@@ -71,15 +72,27 @@ sections_paired as (
 chunk_texts as (
 
     -- Chunk k is the section text between its offsets (code points, end
-    -- exclusive), cut per section so the section text is not repeated per chunk.
+    -- exclusive), cut per section so the section text is not repeated per
+    -- chunk. substring counts code points from the start, so a section over
+    -- kilt_chunks.splitting.LARGE_SECTION_CHARS brings its chunks' text from
+    -- the chunking step instead (cutting would be quadratic in its length).
     select
         sections_paired.* exclude (
-            section_text, chunk_start_chars, chunk_end_chars, section_text_hash
+            section_text,
+            chunk_start_chars,
+            chunk_end_chars,
+            chunk_texts,
+            section_text_hash
         ),
-        [
-            substring(section_text, start_char + 1, chunk_end_chars[k] - start_char)
-            for start_char, k in chunk_start_chars
-        ] as texts
+        coalesce(
+            chunk_texts,
+            [
+                substring(
+                    section_text, start_char + 1, chunk_end_chars[k] - start_char
+                )
+                for start_char, k in chunk_start_chars
+            ]
+        ) as texts
 
     from sections_paired
 
@@ -111,14 +124,8 @@ chunks as (
         section_order::integer as section_order,
         num_sections::integer as num_sections,
         wikipedia_id::varchar as wikipedia_id,
-        wikipedia_title::varchar as wikipedia_title,
-        categories::varchar as categories,
-        pageid::varchar as pageid,
-        parentid::varchar as parentid,
-        revid::varchar as revid,
-        timestamp::varchar as timestamp,
-        url::varchar as url,
-        wikidata_id::varchar as wikidata_id
+        -- VARCHAR from stg_kilt__pages on (the contract checks it).
+        {{ page_metadata_columns() | join(',\n        ') }}
 
     from chunk_rows
 

@@ -8,6 +8,7 @@ the table's rows with the checkpoint's.
 
 from kilt_chunks.checkpoint import chunk_sections_resumable
 from kilt_chunks.database import table_exists
+from kilt_chunks.settings import tokenizer_setting
 
 
 def model(dbt, session):
@@ -27,4 +28,6 @@ def model(dbt, session):
         batch_size=int(dbt.config.get("batch_size")),
         progress_seconds=float(dbt.config.get("progress_seconds")),
         restart=full_refresh,
+        chunk_overlap=int(dbt.config.get("chunk_overlap")),
+        tokenizer=tokenizer_setting(dbt.config.get("tokenizer")),
     )

@@ -1,6 +1,7 @@
 """The export: a Hugging Face dataset folder in export_dir, by kilt_chunks."""
 
 from kilt_chunks.dataset import export_dataset
+from kilt_chunks.records import database_identity
 
 
 def model(dbt, session):
@@ -13,6 +14,7 @@ def model(dbt, session):
         "kilt_qrels_pages": dbt.ref("kilt_qrels_pages"),
         "kilt_qrels_chunks": dbt.ref("kilt_qrels_chunks"),
     }
+    database, build = database_identity(session)
     return export_dataset(
         tables,
         build_info=dbt.ref("kilt_build_info"),
@@ -23,4 +25,6 @@ def model(dbt, session):
         export_dir=dbt.config.get("export_dir"),
         rows_per_file=int(dbt.config.get("export_rows_per_file")),
         progress_seconds=float(dbt.config.get("progress_seconds")),
+        database=database,
+        build=build,
     )

@@ -8,6 +8,11 @@ from importlib.metadata import version
 import pyarrow as pa
 
 from kilt_chunks.settings import project_path
+from kilt_chunks.splitter.options import (
+    DEFAULT_CHUNK_OVERLAP,
+    DEFAULT_TOKENIZER,
+    describe_tokenizer,
+)
 
 __all__ = [
     "RECORDED_PACKAGES",
@@ -22,12 +27,18 @@ RECORDED_PACKAGES = (
     "nltk",
     "tiktoken",
     "rs-bpe",
+    "tokenizers",
     "duckdb",
 )
 
 
 def build_info(
-    kilt_path: str, splitter: str, chunk_size: int, export_dir: str = ""
+    kilt_path: str,
+    splitter: str,
+    chunk_size: int,
+    export_dir: str = "",
+    chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
+    tokenizer: str = DEFAULT_TOKENIZER,
 ) -> dict[str, str]:
     """Describe a build as string key/value pairs (Parquet metadata friendly).
 
@@ -38,11 +49,18 @@ def build_info(
         chunk_size: Max chunk length in tokens.
         export_dir: Folder of the export ("" when disabled; recorded as an
             absolute path).
+        chunk_overlap: Tokens of overlap the chunking ran with.
+        tokenizer: The tokenizer setting the chunking ran with (a name, or a
+            ``tokenizer.json`` path, resolved against the project folder).
 
     Returns:
         Keys ``kilt_path``, ``export_dir``, ``splitter``, ``chunk_size``,
-        ``chunk_overlap``, ``tokenizer`` and ``<package>_version`` for each of
-        :data:`RECORDED_PACKAGES` (dashes as underscores).
+        ``chunk_overlap``, ``tokenizer`` (how tokens were counted:
+        :func:`~kilt_chunks.splitter.options.describe_tokenizer`),
+        ``token_counting`` (the fast splitter's path: ``fast`` for
+        ``cl100k_base``, else ``generic``; ``stock`` for the stock splitter)
+        and ``<package>_version`` for each of :data:`RECORDED_PACKAGES`
+        (dashes as underscores).
     """
     # Absolute (relative ones resolved against the dbt project folder), so
     # `kilt-chunks summary --db` from any folder finds the export.
@@ -57,8 +75,13 @@ def build_info(
         else "",
         "splitter": splitter,
         "chunk_size": str(chunk_size),
-        "chunk_overlap": "0",
-        "tokenizer": "tiktoken cl100k_base (allowed_special=all)",
+        "chunk_overlap": str(chunk_overlap),
+        "tokenizer": describe_tokenizer(tokenizer),
+        "token_counting": "stock"
+        if splitter != "fast"
+        else "fast"
+        if tokenizer == DEFAULT_TOKENIZER
+        else "generic",
     }
     for package in RECORDED_PACKAGES:
         info[package.replace("-", "_") + "_version"] = version(package)
@@ -66,8 +89,15 @@ def build_info(
 
 
 def build_info_table(
-    kilt_path: str, splitter: str, chunk_size: int, export_dir: str = ""
+    kilt_path: str,
+    splitter: str,
+    chunk_size: int,
+    export_dir: str = "",
+    chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
+    tokenizer: str = DEFAULT_TOKENIZER,
 ) -> pa.Table:
     """:func:`build_info` as a one-row Arrow table of string columns."""
-    info = build_info(kilt_path, splitter, chunk_size, export_dir)
+    info = build_info(
+        kilt_path, splitter, chunk_size, export_dir, chunk_overlap, tokenizer
+    )
     return pa.table({key: [value] for key, value in info.items()})

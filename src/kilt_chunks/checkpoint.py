@@ -27,6 +27,12 @@ import pyarrow as pa
 from kilt_chunks.build_info import RECORDED_PACKAGES
 from kilt_chunks.database import memory_limit_at_most, table_exists
 from kilt_chunks.spans import KILT_SPAN_COLUMNS, kilt_spans
+from kilt_chunks.splitter import (
+    DEFAULT_CHUNK_OVERLAP,
+    DEFAULT_CHUNK_SIZE,
+    DEFAULT_TOKENIZER,
+)
+from kilt_chunks.splitter.options import describe_tokenizer
 from kilt_chunks.splitting import SECTION_CHUNKS_SCHEMA, split_section_pairs
 
 __all__ = [
@@ -59,6 +65,7 @@ _COLUMNS_DDL = """
     chunk_start_chars bigint[],
     chunk_end_chars bigint[],
     chunk_num_tokens integer[],
+    chunk_texts varchar[],
     section_text_hash ubigint,
     section_text_bytes bigint,
     start_paragraph_id integer,
@@ -100,7 +107,11 @@ CHECKPOINT_COLUMNS = (
 
 
 def sections_fingerprint(
-    sections: duckdb.DuckDBPyRelation, splitter: str, chunk_size: int
+    sections: duckdb.DuckDBPyRelation,
+    splitter: str,
+    chunk_size: int,
+    chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
+    tokenizer: str = DEFAULT_TOKENIZER,
 ) -> tuple[str, int, int]:
     """Identify the chunking work: the sections' content and the settings.
 
@@ -109,6 +120,9 @@ def sections_fingerprint(
             optionally paragraph_text_lengths).
         splitter: Splitter name.
         chunk_size: Max chunk tokens.
+        chunk_overlap: Tokens of overlap.
+        tokenizer: Tokenizer name or ``tokenizer.json`` path (a file enters
+            with its content digest).
 
     Returns:
         ``(fingerprint, num_sections, total_bytes)``; the fingerprint is an
@@ -138,8 +152,9 @@ def sections_fingerprint(
     ).fetchall()[0]
     versions = ":".join(version(p) for p in RECORDED_PACKAGES)
     columns = ",".join(CHECKPOINT_COLUMNS)
+    options = f"{chunk_overlap}:{describe_tokenizer(tokenizer)}"
     fingerprint = (
-        f"{splitter}:{chunk_size}:{versions}:{columns}:"
+        f"{splitter}:{chunk_size}:{options}:{versions}:{columns}:"
         f"{num_sections}:{digest}:{total_bytes}"
     )
     return fingerprint, int(num_sections), int(total_bytes)
@@ -254,9 +269,13 @@ def _chunk_into_checkpoint(
     batch_size: int,
     progress_seconds: float,
     restart: bool,
+    chunk_overlap: int,
+    tokenizer: str,
 ) -> None:
     """Chunk the sections not yet in the checkpoint, committing per batch."""
-    fingerprint, _, total_bytes = sections_fingerprint(sections, splitter, chunk_size)
+    fingerprint, _, total_bytes = sections_fingerprint(
+        sections, splitter, chunk_size, chunk_overlap, tokenizer
+    )
     last_page, last_section = _prepare(cursor, fingerprint, restart)
     todo = sections.filter(
         f"page_order > {int(last_page)} or "
@@ -288,6 +307,8 @@ def _chunk_into_checkpoint(
         done_bytes=int(done_bytes),
         progress_seconds=progress_seconds,
         by_section=True,
+        chunk_overlap=chunk_overlap,
+        tokenizer=tokenizer,
     )
     for _, chunk_batch in pairs:
         # Pairs come back in input order: the oldest carried columns are this
@@ -321,11 +342,13 @@ def chunk_sections_resumable(
     sections: duckdb.DuckDBPyRelation,
     *,
     splitter: str = "fast",
-    chunk_size: int = 256,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
     workers: int = 0,
     batch_size: int = 2000,
     progress_seconds: float = 0,
     restart: bool = False,
+    chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
+    tokenizer: str = DEFAULT_TOKENIZER,
 ) -> duckdb.DuckDBPyRelation:
     """Chunk every section, committing per batch, and return all chunks.
 
@@ -343,6 +366,8 @@ def chunk_sections_resumable(
         batch_size: Sections per batch (and per commit).
         progress_seconds: Seconds between progress lines; 0 is quiet.
         restart: Discard any checkpoint (``dbt build --full-refresh``).
+        chunk_overlap: Tokens of overlap (SentenceSplitter's meaning).
+        tokenizer: Tokenizer name or ``tokenizer.json`` path.
 
     Returns:
         A relation over the checkpoint table (:data:`CHECKPOINT_COLUMNS`: one
@@ -387,6 +412,8 @@ def chunk_sections_resumable(
             batch_size=batch_size,
             progress_seconds=progress_seconds,
             restart=restart,
+            chunk_overlap=chunk_overlap,
+            tokenizer=tokenizer,
         )
     cursor.close()
     columns = ", ".join(CHECKPOINT_COLUMNS)

@@ -16,13 +16,14 @@ from pathlib import Path
 import duckdb
 
 from kilt_chunks.bm25 import Bm25Error
-from kilt_chunks.database import DatabaseInUseError, connect
+from kilt_chunks.database import DatabaseInUseError, connect, table_exists
 from kilt_chunks.evaluation import DEFAULT_KS, EvaluationError
 from kilt_chunks.export import CARD_FILE, EXPORT_TABLES, config_files
 
 __all__ = [
     "DEFAULT_DB",
     "IncompleteBuildError",
+    "NoBuildError",
     "build_summary",
     "corpus_stats",
     "export_line",
@@ -39,6 +40,73 @@ class IncompleteBuildError(RuntimeError):
     of the tables as they are, followed by what failed."""
 
 
+class NoBuildError(RuntimeError):
+    """The DuckDB file holds no finished build to report on (empty, not a
+    DuckDB file, or its build failed before the tables were made); the
+    message is one line."""
+
+
+def _open_build(db_path: str, advice: str) -> duckdb.DuckDBPyConnection:
+    """Open a build's DuckDB file read-only, or say in one line why not.
+
+    Raises:
+        FileNotFoundError: If ``db_path`` does not exist.
+        NoBuildError: If it is empty or not a DuckDB file.
+        DatabaseInUseError: If a build still holds it.
+    """
+    path = Path(db_path)
+    if not path.exists():
+        raise FileNotFoundError(f"{db_path}: no such DuckDB file; run `dbt build`")
+    if path.is_file() and path.stat().st_size == 0:
+        raise NoBuildError(
+            f"{db_path} is an empty file, not the DuckDB file of a build: run "
+            "`dbt build` (KILT_CHUNKS_DB names the file)"
+        )
+    try:
+        return connect(db_path, read_only=True, advice=advice)
+    except duckdb.IOException as exc:
+        if "not a valid DuckDB database file" not in str(exc):
+            raise
+        raise NoBuildError(
+            f"{db_path} is not a DuckDB database file: give the file a `dbt "
+            "build` wrote (--db or KILT_CHUNKS_DB)"
+        ) from None
+
+
+def _last_run_failure(con: duckdb.DuckDBPyConnection) -> str | None:
+    """How the last dbt run on the file ended when it did not finish
+    (``kilt_build_run``), e.g. ``failed in: base_kilt__pages``; None when it
+    finished, or the file predates the table."""
+    if not table_exists(con, "kilt_build_run"):
+        return None
+    rows = con.sql("select is_complete, failed_nodes from kilt_build_run").fetchall()
+    if not rows or rows[0][0]:
+        return None
+    if rows[0][1]:
+        return "failed in: " + ", ".join(rows[0][1])
+    return "did not finish (killed, or a step after the models failed, e.g. the export)"
+
+
+def _require_tables(
+    con: duckdb.DuckDBPyConnection, db_path: str, names: tuple[str, ...]
+) -> None:
+    """Raise :class:`NoBuildError` (one line) when a table the command reads
+    is missing: the build failed before making it, or never ran."""
+    missing = [name for name in names if not table_exists(con, name)]
+    if not missing:
+        return
+    failure = _last_run_failure(con)
+    if failure is not None:
+        raise NoBuildError(
+            f"{db_path} holds no finished build: the last dbt run {failure}, "
+            f"before it made {missing[0]}; fix that and run `dbt build` again"
+        )
+    raise NoBuildError(
+        f"{db_path} holds no finished kilt-chunks build (no table {missing[0]}):"
+        " run `dbt build`"
+    )
+
+
 def build_summary(db_path: str) -> str:
     """Summarise a finished build from its ``kilt_load_audit`` and build info.
 
@@ -53,13 +121,16 @@ def build_summary(db_path: str) -> str:
     Raises:
         FileNotFoundError: If ``db_path`` does not exist.
         DatabaseInUseError: If a build still holds the file.
-        duckdb.Error: If the file holds no finished build (missing models).
+        NoBuildError: If the file is empty, not a DuckDB file, or holds no
+            finished build (its build failed before the tables were made).
         IncompleteBuildError: If the last `dbt build` did not finish.
     """
-    if not Path(db_path).exists():
-        raise FileNotFoundError(f"{db_path}: no such DuckDB file; run `dbt build`")
     advice = "wait for that build to finish, then run the summary"
-    with connect(db_path, read_only=True, advice=advice) as con:
+    with _open_build(db_path, advice) as con:
+        _require_tables(
+            con, db_path, ("kilt_load_audit", "kilt_build_info", "kilt_rejected_pages")
+        )
+        failure = _last_run_failure(con)
         audit = con.sql("select * from kilt_load_audit")
         row = dict(zip(audit.columns, audit.fetchall()[0], strict=True))
         info_rel = con.sql("select * from kilt_build_info")
@@ -105,9 +176,18 @@ def build_summary(db_path: str) -> str:
             if has_tasks
             else []
         )
+    # The chunking options beyond the SPEC's, and which token counting ran.
+    options = ""
+    if info.get("chunk_overlap", "0") != "0" or not str(
+        info.get("tokenizer", "tiktoken cl100k_base")
+    ).startswith("tiktoken cl100k_base"):
+        options = (
+            f", chunk_overlap {info['chunk_overlap']}; tokens: {info['tokenizer']},"
+            f" {info.get('token_counting', '?')} counting"
+        )
     lines = [
         f"kilt-chunks build of {info['kilt_path']} (splitter {info['splitter']}, "
-        f"chunk_size {info['chunk_size']})",
+        f"chunk_size {info['chunk_size']}{options})",
         f"  pages read        {row['lines_read']:>12,}",
         f"  pages loaded      {row['pages_loaded']:>12,}",
         f"  pages chunked     {row['pages_chunked']:>12,}",
@@ -136,16 +216,10 @@ def build_summary(db_path: str) -> str:
         else:
             speed = "  (a partial run: it did not chunk)"
         lines.append(f"  build wall time   {seconds:>12,.1f} s{speed}")
-    if run is not None and not run["is_complete"]:
-        where = (
-            "failed in: " + ", ".join(run["failed_nodes"])
-            if run["failed_nodes"]
-            else "did not finish (killed, or a step after the models failed,"
-            " e.g. the export)"
-        )
+    if failure is not None:
         raise IncompleteBuildError(
             "\n".join(lines)
-            + f"\n  THE LAST dbt RUN {where}; the figures above may be those of an"
+            + f"\n  THE LAST dbt RUN {failure}; the figures above may be those of an"
             " earlier build: run `dbt build` again"
         )
     export_dir = info.get("export_dir") or ""
@@ -269,12 +343,15 @@ def corpus_stats(db_path: str) -> str:
     Raises:
         FileNotFoundError: If ``db_path`` does not exist.
         DatabaseInUseError: If a build still holds the file.
-        duckdb.Error: If the file has no statistics tables (an older build).
+        NoBuildError: If the file is empty, not a DuckDB file, or has no
+            statistics tables (its build failed before them, or an older build).
+        IncompleteBuildError: If the last `dbt run` did not finish: the message
+            is the statistics as they are, then what failed.
     """
-    if not Path(db_path).exists():
-        raise FileNotFoundError(f"{db_path}: no such DuckDB file; run `dbt build`")
     advice = "wait for that build to finish, then print the statistics"
-    with connect(db_path, read_only=True, advice=advice) as con:
+    with _open_build(db_path, advice) as con:
+        _require_tables(con, db_path, ("kilt_corpus_stats", "kilt_section_depth_stats"))
+        failure = _last_run_failure(con)
         stats = con.sql(
             "select statistic, value, description from kilt_corpus_stats"
             " order by statistic_order"
@@ -299,6 +376,12 @@ def corpus_stats(db_path: str) -> str:
         f"  {share:>8.2%}"
         for depth, chunks, median, p05, p95, mean, share in depths
     ]
+    if failure is not None:
+        raise IncompleteBuildError(
+            "\n".join(lines)
+            + f"\n  THE LAST dbt RUN {failure}; these statistics may be those of"
+            " an earlier build: run `dbt build` again"
+        )
     return "\n".join(lines)
 
 
@@ -423,12 +506,16 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "stats":
             print(corpus_stats(args.db))
         else:  # push
-            from kilt_chunks.publish import push_export
+            from kilt_chunks.publish import PushError, push_export
 
             export_dir = args.export_dir or _export_dir_of(args.db)
-            url = push_export(
-                export_dir, args.repo_id, private=args.private, token=args.token
-            )
+            try:
+                url = push_export(
+                    export_dir, args.repo_id, private=args.private, token=args.token
+                )
+            except PushError as exc:
+                print(f"kilt-chunks: {exc}", file=sys.stderr)
+                return 1
             print(f"kilt-chunks: uploaded {export_dir} to {url}")
         sys.stdout.flush()
     except IncompleteBuildError as exc:
@@ -441,6 +528,7 @@ def main(argv: list[str] | None = None) -> int:
         EvaluationError,
         Bm25Error,
         ValueError,
+        NoBuildError,
     ) as exc:
         print(f"kilt-chunks: {exc}", file=sys.stderr)
         return 1

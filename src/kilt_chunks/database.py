@@ -11,12 +11,21 @@ from contextlib import contextmanager
 import duckdb
 
 __all__ = [
+    "STORAGE_COMPATIBILITY_VERSION",
     "table_exists",
     "DatabaseInUseError",
     "connect",
     "memory_limit_at_most",
     "memory_limit_bytes",
 ]
+
+
+#: DuckDB storage format of the files the build creates: DuckDB 1.5's, which
+#: the DuckDB CLI users install (``pip install duckdb-cli``, 1.5.x) reads, and
+#: DuckDB 2.x too (the Python package 2.x would write a format only 2.x reads).
+#: ``profiles.yml`` sets the same for the build's own connection and the
+#: scratch database; a test opens the built file with that CLI.
+STORAGE_COMPATIBILITY_VERSION = "v1.5.0"
 
 
 class DatabaseInUseError(RuntimeError):
@@ -43,7 +52,13 @@ def connect(
         duckdb.Error: Any other error opening the file.
     """
     try:
-        return duckdb.connect(path, read_only=read_only)
+        if read_only:
+            return duckdb.connect(path, read_only=True)
+        # A file this opens first is created in the build's storage format.
+        return duckdb.connect(
+            path,
+            config={"storage_compatibility_version": STORAGE_COMPATIBILITY_VERSION},
+        )
     except duckdb.IOException as exc:
         if "lock" not in str(exc).lower():
             raise

@@ -8,6 +8,7 @@ layout and the file writing are in :mod:`kilt_chunks.export`, the card in
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import Any, Protocol
 
 import pyarrow as pa
@@ -25,6 +26,7 @@ from kilt_chunks.export import (
     write_config,
 )
 from kilt_chunks.progress import Progress
+from kilt_chunks.records import claim_export, export_lock
 from kilt_chunks.settings import project_path
 
 __all__ = [
@@ -61,10 +63,13 @@ def export_dataset(
     export_dir: str,
     rows_per_file: int,
     progress_seconds: float = 0,
+    database: str = "",
+    build: str = "",
 ) -> pa.Table:
     """Export the build as a Hugging Face dataset folder in ``export_dir``.
 
-    Writes, below ``<export_dir>/.export.partial/``, one config per entry of
+    Writes, into a staging folder beside ``export_dir``
+    (:func:`kilt_chunks.export.start_export`), one config per entry of
     :data:`kilt_chunks.export.EXPORT_TABLES` (its model's rows streamed in
     table order, :data:`FETCH_ROWS` at a time, never the whole table in
     memory), the figures and the card; checks the card; then moves the parts
@@ -82,6 +87,10 @@ def export_dataset(
         rows_per_file: Most rows per Parquet file.
         progress_seconds: Seconds between progress lines (rows and MB of
             each config written); 0 is quiet.
+        database: Path of the build's DuckDB file: the export records it and
+            refuses a folder another database exported to
+            (:func:`kilt_chunks.records.claim_export`); ``""`` checks nothing.
+        build: Identity of the build (recorded beside the database).
 
     Returns:
         One row per file of the export (``config``, ``path`` relative to
@@ -90,7 +99,9 @@ def export_dataset(
 
     Raises:
         KeyError: If an exported model is missing from ``tables``.
-        NotADirectoryError: If ``export_dir`` is a file.
+        NotADirectoryError: If ``export_dir`` is a file, or below one.
+        kilt_chunks.records.ExportOwnerError: If another database's export
+            is in ``export_dir`` (nothing is written then).
         ValueError: If a table's columns are not its declared schema's, or a
             NOT NULL column holds NULL (nothing is moved into place then).
     """
@@ -98,11 +109,6 @@ def export_dataset(
     export_dir = project_path(export_dir)
     if not export_dir:
         return EXPORT_FILES_SCHEMA.empty_table()
-    # Imported here: datasets and huggingface_hub take a second or two to
-    # import, which a build without export should not pay.
-    from kilt_chunks.card import check_card, dataset_card
-    from kilt_chunks.figures import draw_figures
-
     missing = [table.model for table in EXPORT_TABLES if table.model not in tables]
     if missing:
         raise KeyError(f"export: no relation given for {', '.join(missing)}")
@@ -111,7 +117,39 @@ def export_dataset(
     stats_rows = rows_of(stats)
     histogram_rows = rows_of(histograms)
     depth_rows = rows_of(depth_stats)
-    partial = start_export(export_dir)
+    with export_lock(export_dir):
+        partial = start_export(export_dir)
+        if database:
+            claim_export(partial, export_dir, database, build)
+        return _write_export(
+            partial,
+            tables,
+            info,
+            audit_row,
+            stats_rows,
+            (histogram_rows, depth_rows),
+            rows_per_file,
+            progress_seconds,
+        )
+
+
+def _write_export(
+    partial: Path,
+    tables: Mapping[str, Relation],
+    info: dict[str, str],
+    audit_row: dict[str, Any],
+    stats_rows: list[dict[str, Any]],
+    figure_rows: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+    rows_per_file: int,
+    progress_seconds: float,
+) -> pa.Table:
+    """Write the configs, figures and card into ``partial``, then put it in
+    place of the export folder."""
+    # Imported here: datasets and huggingface_hub take a second or two to
+    # import, which a build without export should not pay.
+    from kilt_chunks.card import check_card, dataset_card
+    from kilt_chunks.figures import draw_figures
+
     exported = [
         write_config(
             table,
@@ -129,7 +167,7 @@ def export_dataset(
         if not table.only_if_rows or _has_rows(tables[table.model])
     ]
     (partial / FIGURES_DIR).mkdir()
-    figures = draw_figures(histogram_rows, depth_rows, partial / FIGURES_DIR)
+    figures = draw_figures(*figure_rows, partial / FIGURES_DIR)
     card = dataset_card(
         exported,
         info,

@@ -10,7 +10,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["dbt_build_command", "dbt_build_env", "dbt_executable"]
+__all__ = ["NO_DBT_VARIABLE", "dbt_build_command", "dbt_build_env", "dbt_executable"]
+
+#: Environment variable the test suite sets, to the test's id, for every test
+#: not marked ``dbt`` (tests/python/conftest.py): any dbt command of this
+#: project then stops before it connects (kilt_chunks.dbt_plugin), naming the
+#: test, so the fast lane (``make test-fast``, ``-m "not dbt"``) can never
+#: start a build unnoticed.
+NO_DBT_VARIABLE = "KILT_CHUNKS_TEST_WITHOUT_DBT"
 
 
 def dbt_executable() -> str:

@@ -9,6 +9,7 @@ cursor to the SQL progress watcher (:mod:`kilt_chunks.sql_progress`).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,11 @@ from dbt.adapters.duckdb.plugins import BasePlugin
 from dbt_common.exceptions import DbtRuntimeError
 
 from kilt_chunks.database import DatabaseInUseError, connect, memory_limit_bytes
+from kilt_chunks.dbt_command import NO_DBT_VARIABLE
+from kilt_chunks.records import (
+    export_owner_problem_sql,
+    recorded_settings_problems_json,
+)
 from kilt_chunks.settings import KNOWN_VARIABLES, project_path, settings_problems_json
 from kilt_chunks.sql_progress import WATCHER
 
@@ -27,10 +33,12 @@ from kilt_chunks.sql_progress import WATCHER
 MIN_MEMORY_LIMIT = 64 * 2**20
 
 __all__ = [
+    "NO_DBT_VARIABLE",
     "DatabaseInUseError",
     "Plugin",
     "check_database_folder",
     "check_database_free",
+    "check_database_name",
     "check_memory_limit",
 ]
 
@@ -89,6 +97,28 @@ def check_database_folder(path: str) -> None:
         )
 
 
+def check_database_name(path: str) -> None:
+    """Fail early, and plainly, on a DuckDB file name dbt-duckdb cannot use.
+
+    DuckDB names the database after the file (``o'brien.duckdb`` is database
+    ``o'brien``), and dbt-duckdb's own SQL embeds that name in quotes without
+    escaping them: an apostrophe would stop the build with a bare parser
+    error. (An apostrophe in a folder of the path is fine.)
+
+    Raises:
+        ValueError: If the file name holds an apostrophe, naming the variable.
+    """
+    if not path or path == ":memory:" or "://" in path:
+        return
+    name = Path(path).name
+    if "'" in name:
+        raise ValueError(
+            f"database {path!r} (KILT_CHUNKS_DB): its file name holds an "
+            "apostrophe, which dbt-duckdb cannot quote (the database is named "
+            "after the file); set KILT_CHUNKS_DB to a file name without one"
+        )
+
+
 def check_database_free(path: str) -> None:
     """Fail early, and plainly, when another process holds the DuckDB file.
 
@@ -144,6 +174,9 @@ _SQL_FUNCTIONS = (
     ("kilt_settings_problems", settings_problems_json, 2, False),
     ("kilt_settings_names", _settings_names_sql, 0, False),
     (WATCH_FUNCTION, _watch_sql_progress_sql, 1, True),
+    # kilt_chunks.records: the hook check_database_records.
+    ("kilt_recorded_settings_problems", recorded_settings_problems_json, 3, False),
+    ("kilt_export_owner_problem", export_owner_problem_sql, 2, False),
 )
 
 
@@ -191,12 +224,19 @@ class Plugin(BasePlugin):
         the scratch database's) against the project folder, whatever the
         current folder; check the memory limit and that no other build holds
         the file."""
+        forbidden_by = os.environ.get(NO_DBT_VARIABLE)
+        if forbidden_by:
+            raise DbtRuntimeError(
+                f"{forbidden_by} started dbt but is not marked dbt: mark it "
+                "@pytest.mark.dbt (make test-fast leaves such tests out)"
+            )
         creds.path = project_path(creds.path)
         for attachment in creds.attach or []:
             attachment.path = project_path(attachment.path)
         try:
             check_memory_limit(creds.settings)
             check_database_folder(creds.path)
+            check_database_name(creds.path)
             check_database_free(creds.path)
         except (ValueError, DatabaseInUseError, duckdb.Error) as exc:
             # A dbt error: dbt prints its message alone, without the chained

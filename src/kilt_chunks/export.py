@@ -11,16 +11,24 @@ names (zero-padded, so name order is row order). Every file of a config has
 the config's explicit Arrow schema (types and nullability from SPEC), whatever
 the data, so the files of two builds concatenate.
 
-Everything is written below ``<export_dir>/.export.partial/`` first and moved
-into place when complete (three renames: ``data``, ``figures``, the card), so
-a failed or killed export leaves the previous one whole. Other files under
-``export_dir`` (the qrels, a user's notes) are left alone.
+The new export is written whole into a sibling staging folder,
+``<parent>/.<name>.partial/``; the files of ``export_dir`` the export does not
+write (the qrels, a user's notes) are linked into it; then the two folders are
+exchanged in one atomic step (:func:`replace_folder`). At every instant
+``export_dir`` is one whole export, the previous or the new one: a failed or
+killed export leaves the previous one whole, and the next run removes what it
+left behind. ``.kilt_chunks_export.json`` in the folder names the database
+that wrote it (:mod:`kilt_chunks.ownership`).
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import errno
 import os
 import shutil
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,18 +51,24 @@ __all__ = [
     "FETCH_ROWS",
     "FIGURES_DIR",
     "MAX_FILE_BYTES",
+    "OWNER_FILE",
     "PAGE_QRELS_SCHEMA",
     "PARTIAL_DIR",
     "QUERIES_SCHEMA",
     "ROW_GROUP_ROWS",
     "SPLIT",
     "ZSTD_LEVEL",
+    "EXPORT_ENTRIES",
+    "carry_over",
     "config_files",
+    "export_root",
     "files_table",
     "finish_export",
     "parquet_file_name",
     "prepare_export_dir",
+    "remove_leftovers",
     "replace_folder",
+    "staging_folder",
     "start_export",
     "write_config",
     "write_parquet_files",
@@ -267,13 +281,16 @@ FETCH_ROWS = 16_384
 #: 500,000 rows of chunk spans: 1.5 MB plain, 2.7 MB with dictionaries).
 _NO_DICTIONARY = {"chunk_id", "text"}
 
-#: The staging folder below ``export_dir``.
+#: The staging folder of earlier versions, below ``export_dir`` (removed
+#: when found); the staging folder is now a sibling (:func:`staging_folder`).
 PARTIAL_DIR = ".export.partial"
 
 #: Sub-folders of ``export_dir`` that the export replaces as a whole.
 DATA_DIR = "data"
 FIGURES_DIR = "figures"
 CARD_FILE = "README.md"
+#: The database that wrote the export (:mod:`kilt_chunks.records`).
+OWNER_FILE = ".kilt_chunks_export.json"
 
 #: One row per file an export wrote (the ``kilt_export`` table).
 EXPORT_FILES_SCHEMA = pa.schema(
@@ -505,53 +522,191 @@ def prepare_export_dir(export_dir: str) -> Path | None:
     return root
 
 
+def staging_folder(target: Path) -> Path:
+    """The staging folder of ``target``: ``<parent>/.<name>.partial``, on the
+    same file system, so that it can take ``target``'s place atomically."""
+    return target.with_name(f".{target.name}.partial")
+
+
+def _old_folder(target: Path) -> Path:
+    return target.with_name(f".{target.name}.old")
+
+
+# The file-system steps of putting a folder in place, one function each, so
+# that a test can stop the export between any two of them.
+
+
+def _rename(source: Path, target: Path) -> None:
+    os.rename(source, target)
+
+
+def _remove_tree(path: Path) -> None:
+    shutil.rmtree(path)
+
+
+def _link_or_copy(source: str, target: str) -> None:
+    """A hard link of ``source`` at ``target``, or a copy where the file
+    system has none."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
+_RENAME_EXCHANGE = 2  # renameat2 flag (Linux 3.15+)
+_RENAME_SWAP = 2  # renamex_np flag (macOS 10.12+)
+_AT_FDCWD = -100
+
+
+def _libc() -> ctypes.CDLL | None:
+    name = ctypes.util.find_library("c")
+    try:
+        return ctypes.CDLL(name, use_errno=True)
+    except OSError:  # pragma: no cover - every POSIX system has a libc
+        return None
+
+
+def _exchange(first: Path, second: Path) -> bool:
+    """Exchange two existing folders (or files) atomically: Linux
+    ``renameat2`` with ``RENAME_EXCHANGE``, macOS ``renamex_np`` with
+    ``RENAME_SWAP`` (Python has neither, hence ctypes).
+
+    Returns:
+        False when the system or file system cannot (nothing changed then).
+
+    Raises:
+        OSError: Any other failure.
+    """
+    libc = _libc()
+    a, b = os.fsencode(first), os.fsencode(second)
+    if libc is not None and sys.platform.startswith("linux"):
+        function = getattr(libc, "renameat2", None)
+        if function is None:
+            return False
+        result = function(_AT_FDCWD, a, _AT_FDCWD, b, _RENAME_EXCHANGE)
+    elif libc is not None and sys.platform == "darwin":
+        function = getattr(libc, "renamex_np", None)
+        if function is None:
+            return False
+        result = function(a, b, _RENAME_SWAP)
+    else:
+        return False
+    if result == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), str(first))
+
+
+def remove_leftovers(target: Path) -> None:
+    """Clean up after an earlier :func:`replace_folder` of ``target`` that was
+    killed: its staging folder is removed; when ``target`` is missing but the
+    previous folder was set aside (the two-rename fallback), it is put back."""
+    old = _old_folder(target)
+    if old.exists():
+        if target.exists():
+            _remove_tree(old)
+        else:
+            _rename(old, target)
+    partial = staging_folder(target)
+    if partial.exists():
+        _remove_tree(partial)
+
+
 def replace_folder(partial: Path, target: Path) -> None:
     """Move the finished folder ``partial`` to ``target``, replacing it.
 
-    The previous ``target`` is renamed aside first and deleted only after
-    ``partial`` took its place, so at every moment either the old or the new
-    folder is whole under ``target`` (two renames within one folder).
+    When ``target`` exists the two are exchanged atomically
+    (:func:`_exchange`), then the previous folder, now at ``partial``,
+    is deleted: at every instant ``target`` is the whole old or the whole new
+    folder. Where the system cannot exchange folders (not Linux or macOS, or
+    a file system without it), the previous folder is renamed aside first
+    (``.<name>.old``), a moment without ``target`` that
+    :func:`remove_leftovers` repairs.
 
     Raises:
         FileNotFoundError: If ``partial`` does not exist.
     """
     if not partial.is_dir():
         raise FileNotFoundError(f"{partial}: no finished export to move into place")
-    old = target.with_name(f".{target.name}.old")
+    if not target.exists():
+        _rename(partial, target)
+        return
+    if _exchange(partial, target):
+        _remove_tree(partial)
+        return
+    old = _old_folder(target)
     if old.exists():
-        shutil.rmtree(old)
-    if target.exists():
-        target.rename(old)
-    partial.rename(target)
-    if old.exists():
-        shutil.rmtree(old)
+        _remove_tree(old)
+    _rename(target, old)
+    _rename(partial, target)
+    _remove_tree(old)
+
+
+def carry_over(source: Path, partial: Path, written: Iterable[str]) -> None:
+    """Link every entry of ``source`` but those named in ``written`` (and
+    hidden staging folders) into ``partial``, so that replacing ``source`` by
+    ``partial`` keeps them (the qrels, a user's notes). Hard links: no data is
+    copied where the file system has them."""
+    if not source.is_dir():
+        return
+    skip = set(written)
+    for entry in sorted(source.iterdir()):
+        if entry.name in skip or entry.name.endswith((".partial", ".old")):
+            continue
+        destination = partial / entry.name
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.copytree(entry, destination, copy_function=_link_or_copy)
+        elif entry.is_symlink():
+            os.symlink(os.readlink(entry), destination)
+        else:
+            _link_or_copy(str(entry), str(destination))
+
+
+def export_root(export_dir: str) -> Path:
+    """The export folder as a real path (a symbolic link to a folder is
+    followed, so that the swap replaces the folder and keeps the link)."""
+    return Path(os.path.realpath(Path(export_dir).expanduser()))
 
 
 def start_export(export_dir: str) -> Path:
-    """Create ``export_dir`` and an empty staging folder in it.
+    """Make ``export_dir``'s parent folders and an empty staging folder beside
+    it; remove what a killed export left (:func:`remove_leftovers`, and the
+    staging folder inside ``export_dir`` of earlier versions).
 
     Returns:
-        ``<export_dir>/.export.partial`` (what a killed export left there is
-        removed first).
+        ``<parent>/.<name>.partial``, empty.
 
     Raises:
-        NotADirectoryError: If ``export_dir`` is a file.
+        NotADirectoryError: If ``export_dir`` is a file, or below one.
     """
-    prepare_export_dir(export_dir)
-    partial = Path(export_dir).expanduser() / PARTIAL_DIR
-    if partial.exists():
-        shutil.rmtree(partial)
+    if not export_dir:
+        raise ValueError("start_export: no export_dir")
+    problem = export_dir_problem(export_dir)
+    if problem:
+        raise NotADirectoryError(f"export_dir {export_dir!r} {problem}")
+    root = export_root(export_dir)
+    root.parent.mkdir(parents=True, exist_ok=True)
+    remove_leftovers(root)
+    if (root / PARTIAL_DIR).exists():
+        _remove_tree(root / PARTIAL_DIR)
+    partial = staging_folder(root)
     partial.mkdir()
     return partial
 
 
-def finish_export(partial: Path) -> Path:
-    """Move a complete staging folder's parts into place.
+#: What an export writes at the top of ``export_dir``: everything else there
+#: is carried over to the new export.
+EXPORT_ENTRIES = (DATA_DIR, FIGURES_DIR, CARD_FILE, OWNER_FILE)
 
-    ``data`` and ``figures`` replace their previous folders whole
-    (:func:`replace_folder`), then the card replaces
-    ``README.md`` (``os.replace``); the staging folder is removed. Nothing
-    else in the export folder is touched (the qrels, a user's own files).
+
+def finish_export(partial: Path) -> Path:
+    """Put a complete staging folder in place of the export folder.
+
+    Links the other files of the export folder into it (:func:`carry_over`:
+    the qrels, a user's files), then exchanges it with the export folder in
+    one step (:func:`replace_folder`) and deletes the previous export.
 
     Returns:
         The export folder.
@@ -559,14 +714,11 @@ def finish_export(partial: Path) -> Path:
     Raises:
         FileNotFoundError: If the staging folder has no ``data`` or card.
     """
-    root = partial.parent
     if not (partial / DATA_DIR).is_dir() or not (partial / CARD_FILE).is_file():
         raise FileNotFoundError(f"{partial}: no finished export to move into place")
-    replace_folder(partial / DATA_DIR, root / DATA_DIR)
-    if (partial / FIGURES_DIR).is_dir():
-        replace_folder(partial / FIGURES_DIR, root / FIGURES_DIR)
-    os.replace(partial / CARD_FILE, root / CARD_FILE)
-    shutil.rmtree(partial)
+    root = partial.with_name(partial.name.removeprefix(".").removesuffix(".partial"))
+    carry_over(root, partial, EXPORT_ENTRIES)
+    replace_folder(partial, root)
     return root
 
 

@@ -52,7 +52,7 @@ __all__ = [
     "read_kilt_pages",
 ]
 
-InputKind = Literal["jsonl", "parquet", "hf_disk", "hf_hub"]
+InputKind = Literal["jsonl", "parquet", "mixed", "hf_disk", "hf_hub"]
 
 #: Memory cap of the loader's private DuckDB connection. It uses what the pages
 #: of one vector (2,048 lines) need while they are parsed: about 0.5 GB on
@@ -120,6 +120,23 @@ _NONCHARACTER_CHECK = (
 )
 
 
+# A wikipedia_id must be usable as it is wherever it leaves the database
+# (chunk ids, TREC run and qrels files, which split at white space): empty ids
+# and ids holding any white space (Python's str.isspace() set, NBSP included)
+# are rejected, so no two loaded ids are equal after trimming.
+_ID_WHITE_SPACE = (
+    "regexp_matches({id}, '[\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f\\x{{85}}\\p{{Z}}]')"
+)
+
+
+def _id_check(id_column: str) -> str:
+    """CASE branches rejecting an empty ``wikipedia_id`` or one holding white
+    space (``id_column`` is known not to be NULL here)."""
+    return f"""when {id_column} = '' then 'wikipedia_id is empty'
+            when {_ID_WHITE_SPACE.format(id=id_column)}
+                then 'wikipedia_id holds white space'"""
+
+
 class KiltInputError(ValueError):
     """The KILT input cannot be read at all (missing path, unknown format)."""
 
@@ -129,9 +146,43 @@ def _sql_str(value: str) -> str:
 
 
 def _json_files(path: Path) -> list[Path]:
-    return sorted(
-        p for p in path.iterdir() if p.is_file() and p.name.endswith(_JSON_SUFFIXES)
-    )
+    return [p for p in _folder_files(path) if _is_json_name(p)]
+
+
+def _is_json_name(file: Path) -> bool:
+    return file.name.lower().endswith(_JSON_SUFFIXES)
+
+
+def _is_parquet_name(file: Path) -> bool:
+    return file.name.lower().endswith(".parquet")
+
+
+def _folder_files(path: Path) -> list[Path]:
+    """The shards of a folder in name order: every visible entry that is a
+    JSON lines or Parquet file (a folder may mix both).
+
+    Raises:
+        KiltInputError: If the folder holds any other visible entry (a file of
+            another kind, a subfolder), naming each one, so that no part of the
+            input is skipped without a word. Names starting with ``.`` are
+            ignored (hidden files, editors' and tools' own files).
+    """
+    entries = sorted(p for p in path.iterdir() if not p.name.startswith("."))
+    unreadable = [
+        p.name + ("/" if p.is_dir() else "")
+        for p in entries
+        if not (p.is_file() and (_is_json_name(p) or _is_parquet_name(p)))
+    ]
+    if unreadable:
+        shown = ", ".join(unreadable[:5]) + (
+            f" and {len(unreadable) - 5:,} more" if len(unreadable) > 5 else ""
+        )
+        raise KiltInputError(
+            f"kilt_path {str(path)!r}: cannot read {shown}: a folder of shards "
+            "must hold only .json/.jsonl/.ndjson(.gz) and .parquet files "
+            "(move the others out, or point kilt_path at one file)"
+        )
+    return entries
 
 
 def detect_input_kind(kilt_path: str) -> InputKind:
@@ -142,11 +193,14 @@ def detect_input_kind(kilt_path: str) -> InputKind:
             ``hf://<name>``.
 
     Returns:
-        ``"jsonl"``, ``"parquet"``, ``"hf_disk"`` or ``"hf_hub"``.
+        ``"jsonl"``, ``"parquet"``, ``"mixed"`` (a folder of JSON lines and
+        Parquet shards, each file read by its own reader, in name order),
+        ``"hf_disk"`` or ``"hf_hub"``.
 
     Raises:
-        KiltInputError: If the path does not exist, or is a file or directory
-            with no recognised KILT content.
+        KiltInputError: If the path does not exist, is a file or directory
+            with no recognised KILT content, or a folder of shards holding
+            anything else besides them (see :func:`_folder_files`).
     """
     if kilt_path.startswith("hf://"):
         return "hf_hub"
@@ -156,9 +210,14 @@ def detect_input_kind(kilt_path: str) -> InputKind:
     if path.is_dir():
         if (path / "dataset_dict.json").exists() or (path / "state.json").exists():
             return "hf_disk"
-        if _json_files(path):
+        files = _folder_files(path)
+        has_json = any(_is_json_name(p) for p in files)
+        has_parquet = any(_is_parquet_name(p) for p in files)
+        if has_json and has_parquet:
+            return "mixed"
+        if has_json:
             return "jsonl"
-        if sorted(path.glob("*.parquet")):
+        if has_parquet:
             return "parquet"
         raise KiltInputError(
             f"kilt_path {kilt_path!r}: directory holds no .json/.jsonl(.gz), "
@@ -173,7 +232,7 @@ def detect_input_kind(kilt_path: str) -> InputKind:
         head = f.read(4)
     if head == b"PAR1":
         return "parquet"
-    if head[:2] == b"\x1f\x8b" or head[:1] in (b"{", b""):
+    if head[:2] == b"\x1f\x8b" or head[:1] in (b"{", b"", _BOM[:1]):
         return "jsonl"
     raise KiltInputError(
         f"kilt_path {kilt_path!r}: not KILT JSON lines or Parquet "
@@ -182,12 +241,16 @@ def detect_input_kind(kilt_path: str) -> InputKind:
 
 
 def _input_files(kilt_path: str, kind: InputKind) -> list[Path]:
+    """The files of a ``jsonl``, ``parquet`` or ``mixed`` input, in read order."""
     path = Path(kilt_path)
     if not path.is_dir():
         return [path]
-    if kind == "jsonl":
-        return _json_files(path)
-    return sorted(path.glob("*.parquet"))
+    return _folder_files(path)
+
+
+def _is_parquet_file(file: Path, kind: InputKind) -> bool:
+    """Whether ``file`` of an input of ``kind`` is read as Parquet."""
+    return kind == "parquet" or (kind == "mixed" and _is_parquet_name(file))
 
 
 def _missing_or_mistyped(field: str, wrong_type: str) -> str:
@@ -267,6 +330,7 @@ def _jsonl_query(file: Path) -> str:
             end
             when json_type(line) <> 'OBJECT' then 'line is not a JSON object'
             {_missing_or_mistyped("wikipedia_id", "not a string")}
+            {_id_check("page.wikipedia_id")}
             {_missing_or_mistyped("wikipedia_title", "not a string")}
             {_missing_or_mistyped("text", "not a list")}
             when len(paragraph_types) = 0 then 'text is empty (no title line)'
@@ -291,17 +355,25 @@ def _jsonl_query(file: Path) -> str:
 READ_BYTES = 8 * 2**20
 
 
+#: The UTF-8 byte order mark; one at the very start of a file is skipped.
+_BOM = b"\xef\xbb\xbf"
+
+
 def _line_blocks(file: Path) -> Generator[pa.Table, None, None]:
     """The lines of a JSON lines file (plain or gzip), at most
     :data:`LINES_PER_BLOCK` at a time: columns ``line`` and ``read_error``.
 
     Lines are split at LF only and keep their line end (LF or CRLF: white
     space to JSON; any other CR, or NUL, stays in its line, where the JSON
-    check rejects it). A line that is not UTF-8 is kept as a NULL line with
-    ``read_error`` "invalid UTF-8 bytes", one longer than
+    check rejects it). A UTF-8 byte order mark at the start of the file is
+    skipped (editors on Windows write one). A line that is not UTF-8 is kept
+    as a NULL line with ``read_error`` "invalid UTF-8 bytes", one longer than
     :data:`MAX_LINE_BYTES` as "line longer than ... bytes": each is one
-    rejected row, and the lines after it keep their numbers. The lines are
-    found with NumPy and become an Arrow string array over the bytes read
+    rejected row, and the lines after it keep their numbers. A line is never
+    held whole beyond that limit: once :data:`MAX_LINE_BYTES` of it are read
+    without its end, the rest is skipped as it is read, so memory stays
+    within about ``MAX_LINE_BYTES + READ_BYTES`` whatever the line. The lines
+    are found with NumPy and become an Arrow string array over the bytes read
     (no copy); Arrow checks the UTF-8, and only a block holding a bad line is
     decoded line by line.
 
@@ -312,16 +384,45 @@ def _line_blocks(file: Path) -> Generator[pa.Table, None, None]:
     opener = gzip.open if _is_gzip(file) else open
     with opener(file, "rb") as f:
         rest = b""
+        skipping = False  # inside a line already longer than MAX_LINE_BYTES
+        first = True
         while chunk := f.read(READ_BYTES):
+            if first:
+                first = False
+                if chunk.startswith(_BOM):
+                    chunk = chunk[len(_BOM) :]
             data = rest + chunk if rest else chunk
             ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10) + 1
+            if skipping:
+                if len(ends) == 0:
+                    rest = b""
+                    continue
+                skipping = False
+                yield _too_long_block()
+                data = data[int(ends[0]) :]
+                ends = ends[1:] - ends[0]
             if len(ends) == 0:
-                rest = data
+                if len(data) > MAX_LINE_BYTES:
+                    skipping, rest = True, b""
+                else:
+                    rest = data
                 continue
             rest = data[int(ends[-1]) :]
             yield from _blocks(data, ends)
-        if rest:
+            if len(rest) > MAX_LINE_BYTES:
+                skipping, rest = True, b""
+        if skipping:
+            yield _too_long_block()
+        elif rest:
             yield from _blocks(rest, np.array([len(rest)]))
+
+
+_TOO_LONG = f"line longer than {MAX_LINE_BYTES:,} bytes"
+
+
+def _too_long_block() -> pa.Table:
+    """The one rejected row that stands for a line over :data:`MAX_LINE_BYTES`."""
+    return pa.table([[None], [_TOO_LONG]], schema=_LINE_BLOCK_SCHEMA)
 
 
 def _blocks(data: bytes, ends: np.ndarray) -> Iterator[pa.Table]:
@@ -352,7 +453,7 @@ def _decoded_block(lines: list[bytes]) -> pa.Table:
     for line in lines:
         if len(line) > MAX_LINE_BYTES:
             texts.append(None)
-            reasons.append(f"line longer than {MAX_LINE_BYTES:,} bytes")
+            reasons.append(_TOO_LONG)
             continue
         try:
             texts.append(line.decode("utf-8"))
@@ -419,6 +520,7 @@ def _hf_shape_query(relation: str) -> str:
         wikidata_info.wikidata_id::varchar as wikidata_id,
         case
             when wikipedia_id is null then 'missing wikipedia_id'
+            {_id_check("wikipedia_id")}
             when wikipedia_title is null then 'missing wikipedia_title'
             when text.paragraph is null then 'missing text'
             when len(text.paragraph) = 0 then 'text is empty (no title line)'
@@ -476,13 +578,12 @@ def kilt_page_batches(
         KiltInputError: If the path is missing or not a KILT input.
     """
     kind = detect_input_kind(kilt_path)
-    if kind == "jsonl":
+    if kind in ("jsonl", "parquet", "mixed"):
         for file in _input_files(kilt_path, kind):
-            yield _jsonl_batches(con, file, batch_size)
-        return
-    if kind == "parquet":
-        for file in _input_files(kilt_path, kind):
-            yield iter(con.sql(_parquet_query(file)).to_arrow_reader(batch_size))
+            if _is_parquet_file(file, kind):
+                yield iter(con.sql(_parquet_query(file)).to_arrow_reader(batch_size))
+            else:
+                yield _jsonl_batches(con, file, batch_size)
         return
     table = _load_hf_dataset(kilt_path)
     con.register("kilt_hf_pages", table)
@@ -516,12 +617,13 @@ def explain_read_error(kilt_path: str, exc: Exception) -> KiltInputError:
 
 
 def _check_not_empty(kilt_path: str, kind: InputKind) -> None:
-    if kind != "jsonl":
+    if kind not in ("jsonl", "mixed"):
         return
-    path = Path(kilt_path)
-    files = _json_files(path) if path.is_dir() else [path]
+    files = _input_files(kilt_path, kind)
+    if any(_is_parquet_file(file, kind) for file in files):
+        return  # Parquet shards: read (and numbered) record by record
     for file in files:
-        if file.name.endswith(".gz"):
+        if _is_gzip(file):
             with gzip.open(file, "rb") as f:
                 try:
                     if f.read(1):

@@ -40,7 +40,14 @@ from kilt_chunks.loading import (
 from kilt_chunks.progress import Progress
 from kilt_chunks.settings import project_path
 
-__all__ = ["LOAD_RECORD_SCHEMA", "PAGES_TABLE", "load_pages", "scratch_compression"]
+__all__ = [
+    "LOAD_RECORD_SCHEMA",
+    "PAGES_TABLE",
+    "advised_memory_limit",
+    "load_pages",
+    "memory_floor_problem",
+    "scratch_compression",
+]
 
 #: Table of the loaded page rows, beside the load record, in the scratch
 #: database (schema :data:`kilt_chunks.loading.RAW_PAGE_SCHEMA`).
@@ -145,6 +152,22 @@ def _counted(
         yield batch
 
 
+def advised_memory_limit(floor_bytes: int) -> str:
+    """The memory limit to advise for a need of ``floor_bytes``: the next
+    power of two in binary units (``512MiB``, ``2GiB``), which DuckDB reads
+    as exactly that many bytes, so a build given it passes the floor check
+    (``512MB`` would be 488 MiB: decimal megabytes).
+
+    Args:
+        floor_bytes: The memory needed, in bytes.
+
+    Returns:
+        A ``KILT_CHUNKS_MEMORY_LIMIT`` value of at least ``floor_bytes``.
+    """
+    mib = 2 ** math.ceil(math.log2(max(floor_bytes, 2**20) / 2**20))
+    return f"{mib // 1024}GiB" if mib >= 1024 else f"{mib}MiB"
+
+
 def memory_floor_problem(max_window_text_bytes: int, limit_bytes: int) -> str | None:
     """Say why the build's memory limit is too low for this input, if it is.
 
@@ -163,14 +186,14 @@ def memory_floor_problem(max_window_text_bytes: int, limit_bytes: int) -> str | 
     floor = int(max_window_text_bytes * SECTIONS_MEMORY_PER_TEXT_BYTE)
     if limit_bytes >= floor:
         return None
-    suggested = 2 ** math.ceil(math.log2(max(floor, 1) / 2**20))
+    suggested = advised_memory_limit(floor)
     return (
         f"KILT_CHUNKS_MEMORY_LIMIT ({limit_bytes / 2**20:,.0f} MiB) is below the "
         f"{floor / 2**20:,.0f} MiB this input needs: its longest run of "
         f"{WINDOW_PAGES:,} pages holds {max_window_text_bytes / 1e6:,.1f} MB of "
         f"text, which the sections step holds about "
         f"{SECTIONS_MEMORY_PER_TEXT_BYTE:g} times over; set "
-        f"KILT_CHUNKS_MEMORY_LIMIT={suggested}MB or more (the loaded pages are "
+        f"KILT_CHUNKS_MEMORY_LIMIT={suggested} or more (the loaded pages are "
         "kept: the next build does not read the input again)"
     )
 

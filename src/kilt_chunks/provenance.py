@@ -315,8 +315,16 @@ def write_task_files(
     queries: duckdb.DuckDBPyRelation,
     tasks: Iterable[str],
     export_dir: str,
+    *,
+    database: str = "",
+    build: str = "",
 ) -> pa.Table:
     """Write the evaluation files of every task into ``<export_dir>/qrels/``.
+
+    The files are written into ``<export_dir>/.qrels.partial/`` and that
+    folder takes the place of ``qrels/`` in one atomic step
+    (:func:`kilt_chunks.export.replace_folder`): at every instant ``qrels/``
+    holds the whole previous or the whole new set of files.
 
     Per task (see :data:`TASK_FILE_SUFFIXES`):
 
@@ -340,8 +348,12 @@ def write_task_files(
         tasks: Every task read; a task without any match gets empty qrels.
         export_dir: Export folder; ``""`` writes nothing. The ``qrels``
             folder is created if needed and its old files of these kinds are
-            removed first, so a rebuild with fewer tasks, or none, leaves no
-            stale file (other files are left alone).
+            replaced as a whole, so a rebuild with fewer tasks, or none, leaves
+            no stale file (other files are kept).
+        database: Path of the build's DuckDB file: refuse an export folder
+            another database wrote, and record this one as its owner
+            (:func:`kilt_chunks.records.claim_export`); ``""`` checks nothing.
+        build: Identity of the build, recorded beside the database.
 
     Returns:
         :data:`QRELS_SCHEMA` table, one row per file written (task, kind,
@@ -350,19 +362,67 @@ def write_task_files(
     Raises:
         ValueError: If a query id is empty or holds white space (it would
             break the space-separated formats), naming the task and query.
+        kilt_chunks.records.ExportOwnerError: If another database's export
+            is in ``export_dir``.
     """
+    from kilt_chunks.export import (
+        carry_over,
+        export_root,
+        remove_leftovers,
+        replace_folder,
+        staging_folder,
+    )
+    from kilt_chunks.records import claim_export, export_lock
+
     tasks = sorted(set(tasks))
     if not export_dir:
         return QRELS_SCHEMA.empty_table()
-    qrels_dir = Path(project_path(export_dir)) / "qrels"
+    export_dir = project_path(export_dir)
+    root = export_root(export_dir)
+    qrels_dir = root / "qrels"
     # Old files go even when no task is given now: they name chunks of an
     # earlier build.
-    for suffix in sorted(set(TASK_FILE_SUFFIXES.values())):
-        for old in qrels_dir.glob(f"*{suffix}"):
-            old.unlink(missing_ok=True)
-    if not tasks:
+    if not tasks and not qrels_dir.exists():
         return QRELS_SCHEMA.empty_table()
-    qrels_dir.mkdir(parents=True, exist_ok=True)
+    with export_lock(export_dir):
+        root.mkdir(parents=True, exist_ok=True)
+        if database:
+            claim_export(root, export_dir, database, build)
+        remove_leftovers(qrels_dir)
+        partial = staging_folder(qrels_dir)
+        partial.mkdir()
+        suffixes = tuple(sorted(set(TASK_FILE_SUFFIXES.values())))
+        carry_over(
+            qrels_dir,
+            partial,
+            [p.name for p in qrels_dir.glob("*") if p.name.endswith(suffixes)],
+        )
+        rows = _write_task_files(chunk_qrels, page_qrels, queries, tasks, partial)
+        replace_folder(partial, qrels_dir)
+    return pa.Table.from_pylist(
+        [
+            dict(
+                zip(
+                    QRELS_SCHEMA.names,
+                    (*row[:2], str(qrels_dir / row[2]), *row[3:]),
+                    strict=True,
+                )
+            )
+            for row in rows
+        ],
+        schema=QRELS_SCHEMA,
+    )
+
+
+def _write_task_files(
+    chunk_qrels: duckdb.DuckDBPyRelation,
+    page_qrels: duckdb.DuckDBPyRelation,
+    queries: duckdb.DuckDBPyRelation,
+    tasks: list[str],
+    qrels_dir: Path,
+) -> list[tuple[str, str, str, int, int]]:
+    """Write the files of :func:`write_task_files` into ``qrels_dir``; one
+    ``(task, kind, file name, distinct queries, lines)`` per file."""
     rows = []
     for task in tasks:
         where = f"task = {_quote(task)}"
@@ -397,7 +457,7 @@ def write_task_files(
                     seen.add(_check_query_id(task, values[0]))
                     out.write(line(trec_id(values[0]), *values[1:]))
                     num_lines += 1
-            rows.append((task, kind, str(path), len(seen), num_lines))
+            rows.append((task, kind, path.name, len(seen), num_lines))
         path = qrels_dir / f"{task}{TASK_FILE_SUFFIXES['queries']}"
         task_queries = queries.filter(where)
         columns = task_queries.columns
@@ -407,8 +467,5 @@ def write_task_files(
                 record = dict(zip(columns, values, strict=True))
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
                 num_lines += 1
-        rows.append((task, "queries", str(path), num_lines, num_lines))
-    return pa.Table.from_pylist(
-        [dict(zip(QRELS_SCHEMA.names, row, strict=True)) for row in rows],
-        schema=QRELS_SCHEMA,
-    )
+        rows.append((task, "queries", path.name, num_lines, num_lines))
+    return rows

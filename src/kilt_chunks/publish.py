@@ -12,8 +12,34 @@ from kilt_chunks.export import CARD_FILE, DATA_DIR, FIGURES_DIR
 __all__ = [
     "REPLACED_PATTERNS",
     "UPLOAD_PATTERNS",
+    "PushError",
     "push_export",
 ]
+
+
+class PushError(RuntimeError):
+    """The Hub could not be reached, or refused the upload; one line."""
+
+
+def _hub_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions of the Hub client for an unreachable or refusing Hub:
+    its HTTP errors, offline mode, and the transport errors of whichever HTTP
+    library this huggingface_hub version uses (its own retries, e.g. of the
+    upload requests, have run by then)."""
+    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
+
+    errors: list[type[BaseException]] = [HfHubHTTPError, OfflineModeIsEnabled]
+    for module, name in (
+        ("httpx2", "TransportError"),
+        ("httpx", "TransportError"),
+        ("requests", "RequestException"),
+    ):
+        try:
+            errors.append(getattr(__import__(module), name))
+        except (ImportError, AttributeError):
+            continue
+    return tuple(errors)
+
 
 #: What of the export folder is uploaded: the card, the configs' Parquet files
 #: and the figures (not the qrels, a staging folder or other files).
@@ -53,8 +79,8 @@ def push_export(
     Raises:
         FileNotFoundError: If the folder has no card.
         ValueError: If the card fails :func:`kilt_chunks.card.check_card`.
-        huggingface_hub.errors.HfHubHTTPError: If the Hub refuses (or cannot be
-            reached: ``requests``/``httpx`` connection errors).
+        PushError: If the Hub cannot be reached or refuses (one line naming
+            the folder, the repository and the Hub's reason).
     """
     folder = Path(export_dir).expanduser()
     card = folder / CARD_FILE
@@ -64,13 +90,20 @@ def push_export(
         )
     check_card(card)
     api = api or HfApi(token=token)
-    api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-    commit = api.upload_folder(
-        repo_id=repo_id,
-        repo_type="dataset",
-        folder_path=folder,
-        allow_patterns=UPLOAD_PATTERNS,
-        delete_patterns=REPLACED_PATTERNS,
-        commit_message="Upload the kilt-chunks export",
-    )
+    try:
+        api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+        commit = api.upload_folder(
+            repo_id=repo_id,
+            repo_type="dataset",
+            folder_path=folder,
+            allow_patterns=UPLOAD_PATTERNS,
+            delete_patterns=REPLACED_PATTERNS,
+            commit_message="Upload the kilt-chunks export",
+        )
+    except _hub_errors() as exc:
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise PushError(
+            f"push of {folder} to {repo_id} failed: the Hugging Face Hub "
+            f"({api.endpoint}) cannot be reached or refused it: {reason}"
+        ) from None
     return str(getattr(commit, "commit_url", commit))

@@ -27,6 +27,7 @@ __all__ = [
     "export_dir_problem",
     "project_path",
     "settings_problems",
+    "tokenizer_setting",
 ]
 
 
@@ -111,6 +112,40 @@ def _min_overlap(value: Any) -> str | None:
     return None
 
 
+def tokenizer_setting(tokenizer: str, project_dir: str | None = None) -> str:
+    """The ``tokenizer`` variable as the splitter takes it: a ``tokenizer.json``
+    path resolved against the project folder (:func:`project_path`), a
+    tiktoken encoding name unchanged."""
+    # Imported here: the splitter package is not loaded for the other checks.
+    from kilt_chunks.splitter.options import is_tokenizer_file
+
+    if is_tokenizer_file(tokenizer):
+        return project_path(tokenizer, project_dir)
+    return tokenizer
+
+
+def _tokenizer(value: Any) -> str | None:
+    from kilt_chunks.splitter.options import tokenizer_problem
+
+    return tokenizer_problem(
+        tokenizer_setting(value) if isinstance(value, str) else value
+    )
+
+
+def _chunk_overlap_problem(values: Mapping[str, Any]) -> str | None:
+    """The check across two variables: ``chunk_overlap`` below ``chunk_size``."""
+    overlap, size = values.get("chunk_overlap"), values.get("chunk_size")
+    if not (_is_int(overlap) and _is_int(size)):
+        return None  # each is reported on its own
+    assert overlap is not None and size is not None
+    if overlap >= size >= 1:
+        return (
+            f"chunk_overlap = {overlap!r}: must be below chunk_size ({size}): "
+            "consecutive chunks share at most chunk_overlap tokens"
+        )
+    return None
+
+
 def _text(value: Any) -> str | None:
     return None if isinstance(value, str) else "must be text (a path)"
 
@@ -119,12 +154,23 @@ def export_dir_problem(export_dir: str) -> str | None:
     """What is wrong with the export folder ``export_dir`` (a resolved path;
     ``""`` is no export, a leading ``~`` the home folder), or None: it must
     not exist as anything but a folder (a missing one is created). Used by the
-    settings check and by :func:`kilt_chunks.export.prepare_export_dir`."""
+    settings check and by :func:`kilt_chunks.export.prepare_export_dir`.
+    Neither it nor a parent folder to be created may be a file (``afile/sub``).
+    """
     path = os.path.expanduser(export_dir) if export_dir else ""
     if path and os.path.exists(path) and not os.path.isdir(path):
         return (
             'is a file, not a folder: set export_dir to a folder (or "" to skip '
             "the export)"
+        )
+    # A missing folder is created with its parents: none of them may be a file.
+    parent = os.path.dirname(os.path.abspath(path)) if path else ""
+    while parent and not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if parent and not os.path.isdir(parent):
+        return (
+            f"is below {parent!r}, which is a file, not a folder: set export_dir "
+            'to a folder (or "" to skip the export)'
         )
     return None
 
@@ -143,6 +189,8 @@ KNOWN_VARIABLES: dict[str, Callable[[Any], str | None]] = {
     "export_rows_per_file": _int_at_least(1),
     "splitter": _one_of(SPLITTER_CHOICES),
     "chunk_size": _int_at_least(1),
+    "chunk_overlap": _int_at_least(0),
+    "tokenizer": _tokenizer,
     "workers": _int_at_least(0),
     "batch_size": _int_at_least(1),
     "progress_seconds": _number_at_least(0),
@@ -178,6 +226,9 @@ def settings_problems(given: Mapping[str, Any], values: Mapping[str, Any]) -> li
             problem = check(values[name])
             if problem is not None:
                 problems.append(f"{name} = {values[name]!r}: {problem}")
+    overlap_problem = _chunk_overlap_problem(values)
+    if overlap_problem is not None:
+        problems.append(overlap_problem)
     return problems
 
 

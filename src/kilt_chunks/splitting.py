@@ -24,10 +24,16 @@ import pyarrow.compute as pc
 
 from kilt_chunks.progress import Progress
 from kilt_chunks.spans import locate_chunks
-from kilt_chunks.splitter import get_splitter
+from kilt_chunks.splitter import (
+    DEFAULT_CHUNK_OVERLAP,
+    DEFAULT_CHUNK_SIZE,
+    DEFAULT_TOKENIZER,
+    get_splitter,
+)
 
 __all__ = [
     "CHUNK_SCHEMA",
+    "LARGE_SECTION_CHARS",
     "PARENT_CHECK_SECONDS",
     "SECTION_CHUNKS_SCHEMA",
     "SECTION_COLUMNS",
@@ -73,19 +79,36 @@ SECTION_CHUNKS_SCHEMA = pa.schema(
         ("chunk_start_chars", pa.list_(pa.int64())),
         ("chunk_end_chars", pa.list_(pa.int64())),
         ("chunk_num_tokens", pa.list_(pa.int32())),
+        ("chunk_texts", pa.list_(pa.string())),
     ]
 )
 
+#: Sections longer than this (code points) also carry their chunks' text
+#: (``chunk_texts``; NULL for every other section). ``kilt_chunks`` cuts a
+#: chunk with DuckDB's ``substring``, which counts code points from the start
+#: of the text, so cutting every chunk of a section of n code points costs
+#: about n^2 / 2,000 steps: nothing below this size (a few ms), but hours for
+#: a 40 MB section. Wikipedia's sections stay far below it (the bundled
+#: sample's longest holds 31,000), so the text is stored twice only for
+#: pathological input.
+LARGE_SECTION_CHARS = 2**18
+
 
 def split_section(
-    text: str, chunk_size: int = 256, splitter: str = "fast"
+    text: str,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    splitter: str = "fast",
+    chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
+    tokenizer: str = DEFAULT_TOKENIZER,
 ) -> list[str]:
     """Split one section's text into chunks.
 
     Args:
         text: Section text, paragraphs joined in page order.
-        chunk_size: Max chunk length in cl100k_base tokens.
+        chunk_size: Max chunk length in tokens.
         splitter: ``"fast"`` or ``"llama_index"``; both give the same strings.
+        chunk_overlap: Tokens of overlap (SentenceSplitter's meaning).
+        tokenizer: Tokenizer name or ``tokenizer.json`` path.
 
     Returns:
         Chunks in order; empty for blank text (a blank section is dropped).
@@ -93,18 +116,20 @@ def split_section(
     Raises:
         ValueError: If chunk_size is below 1 or the splitter is unknown.
 
-    Source: LlamaIndex SentenceSplitter.split_text, chunk_overlap=0 (SPEC rule 6).
+    Source: LlamaIndex SentenceSplitter.split_text (SPEC rule 6: overlap 0).
     """
     if not text or text.isspace():
         return []
-    return get_splitter(splitter, chunk_size).split_text(text)
+    return get_splitter(splitter, chunk_size, chunk_overlap, tokenizer).split_text(text)
 
 
 def split_batch(
     sections: pa.RecordBatch,
     splitter: str = "fast",
-    chunk_size: int = 256,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
     by_section: bool = False,
+    chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
+    tokenizer: str = DEFAULT_TOKENIZER,
 ) -> pa.RecordBatch:
     """Split a batch of sections into chunk rows (the worker function).
 
@@ -114,7 +139,13 @@ def split_batch(
         chunk_size: Max chunk length in tokens.
         by_section: Return one row per section with its chunks' offsets and
             token counts as lists (:data:`SECTION_CHUNKS_SCHEMA`, no text: the
-            offsets give it back) instead of one row per chunk.
+            offsets give it back, except for a section over
+            :data:`LARGE_SECTION_CHARS`) instead of one row per chunk.
+        chunk_overlap: Tokens of overlap; above 0 (or with another tokenizer
+            than the default) chunks can share characters, and their offsets
+            come from the splitter (``split_text_with_spans``) instead of a
+            forward search.
+        tokenizer: Tokenizer name or ``tokenizer.json`` path.
 
     Returns:
         A batch with schema :data:`CHUNK_SCHEMA` (or
@@ -128,7 +159,14 @@ def split_batch(
             about a million white-space characters), naming the page and
             section.
     """
-    split = get_splitter(splitter, chunk_size).split_text_with_token_counts
+    chosen = get_splitter(splitter, chunk_size, chunk_overlap, tokenizer)
+    split = chosen.split_text_with_token_counts
+    # Chunks that may share characters are located by the splitter itself.
+    with_spans = (
+        chosen.split_text_with_spans
+        if chunk_overlap or tokenizer != DEFAULT_TOKENIZER
+        else None
+    )
     page_orders = sections.column("page_order").to_pylist()
     ids = sections.column("wikipedia_id").to_pylist()
     orders = sections.column("section_order").to_pylist()
@@ -139,7 +177,11 @@ def split_batch(
         page_orders, ids, orders, texts, strict=True
     ):
         try:
-            counted = split(text) if text else []
+            if with_spans is not None:
+                located = with_spans(text) if text else []
+                counted = [(chunk, n) for chunk, n, _, _ in located]
+            else:
+                counted = split(text) if text else []
         except ValueError as exc:
             raise ValueError(
                 f"page {wikipedia_id}: section {section_order}: the {splitter} "
@@ -151,9 +193,12 @@ def split_batch(
                 "no chunk for a kept section"
             )
         chunks = [chunk for chunk, _ in counted]
-        spans = locate_chunks(
-            text, chunks, wikipedia_id=wikipedia_id, section_order=section_order
-        )
+        if with_spans is not None:
+            spans = [(start, end) for _, _, start, end in located]
+        else:
+            spans = locate_chunks(
+                text, chunks, wikipedia_id=wikipedia_id, section_order=section_order
+            )
         n = len(chunks)
         if by_section:
             out["page_order"].append(page_order)
@@ -163,6 +208,9 @@ def split_batch(
             out["chunk_start_chars"].append([start for start, _ in spans])
             out["chunk_end_chars"].append([end for _, end in spans])
             out["chunk_num_tokens"].append([tokens for _, tokens in counted])
+            out["chunk_texts"].append(
+                chunks if len(text) > LARGE_SECTION_CHARS else None
+            )
             continue
         out["page_order"] += [page_order] * n
         out["wikipedia_id"] += [wikipedia_id] * n
@@ -205,7 +253,13 @@ class _Progress:
 PARENT_CHECK_SECONDS = 1.0
 
 
-def _start_worker(splitter: str, chunk_size: int, parent_pid: int) -> None:
+def _start_worker(
+    splitter: str,
+    chunk_size: int,
+    parent_pid: int,
+    chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
+    tokenizer: str = DEFAULT_TOKENIZER,
+) -> None:
     """Initializer of a chunking worker: build the splitter, watch the parent.
 
     A worker whose parent dies without shutting the pool down (SIGKILL, the
@@ -213,7 +267,7 @@ def _start_worker(splitter: str, chunk_size: int, parent_pid: int) -> None:
     daemon thread ends the worker once its parent process is gone (the worker
     has then been re-parented, so ``os.getppid()`` changes).
     """
-    get_splitter(splitter, chunk_size)
+    get_splitter(splitter, chunk_size, chunk_overlap, tokenizer)
 
     def watch() -> None:
         while os.getppid() == parent_pid:
@@ -243,12 +297,14 @@ def split_section_pairs(
     sections: Iterable[pa.RecordBatch],
     *,
     splitter: str = "fast",
-    chunk_size: int = 256,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
     workers: int = 0,
     total_bytes: int | None = None,
     done_bytes: int = 0,
     progress_seconds: float = 0,
     by_section: bool = False,
+    chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
+    tokenizer: str = DEFAULT_TOKENIZER,
 ) -> Iterator[tuple[pa.RecordBatch, pa.RecordBatch]]:
     """Split a stream of section batches, yielding each with its chunks.
 
@@ -262,6 +318,8 @@ def split_section_pairs(
         progress_seconds: Seconds between progress lines; 0 disables them.
         by_section: One row per section, chunks as lists
             (:data:`SECTION_CHUNKS_SCHEMA`), as :func:`split_batch`.
+        chunk_overlap: Tokens of overlap (SentenceSplitter's meaning).
+        tokenizer: Tokenizer name or ``tokenizer.json`` path.
 
     Yields:
         ``(section_batch, chunk_batch)`` pairs in input order, the chunk batch
@@ -270,9 +328,12 @@ def split_section_pairs(
         flight, so memory stays bounded.
 
     Raises:
-        ValueError: From :func:`split_batch` for a section with no chunk.
+        ValueError: From :func:`split_batch` for a section with no chunk, or
+            a bad setting (before any batch is read).
     """
-    get_splitter(splitter, chunk_size)  # fail fast on a bad name
+    # Fail fast on a bad name or setting.
+    get_splitter(splitter, chunk_size, chunk_overlap, tokenizer)
+    options = (by_section, chunk_overlap, tokenizer)
     n_workers = resolve_workers(workers)
     progress = _Progress(total_bytes, done_bytes, progress_seconds)
     batches = (b.select(list(SECTION_COLUMNS)) for b in sections)
@@ -281,7 +342,7 @@ def split_section_pairs(
     try:
         if n_workers == 1:
             for batch in batches:
-                yield batch, split_batch(batch, splitter, chunk_size, by_section)
+                yield batch, split_batch(batch, splitter, chunk_size, *options)
                 progress.update(batch)
             return
         with ProcessPoolExecutor(
@@ -290,16 +351,14 @@ def split_section_pairs(
             # Import and build the splitter in each worker up front, while
             # this process reads the first batches.
             initializer=_start_worker,
-            initargs=(splitter, chunk_size, os.getpid()),
+            initargs=(splitter, chunk_size, os.getpid(), chunk_overlap, tokenizer),
         ) as pool:
             pending: deque[tuple[pa.RecordBatch, Future]] = deque()
             for batch in batches:
                 pending.append(
                     (
                         batch,
-                        pool.submit(
-                            split_batch, batch, splitter, chunk_size, by_section
-                        ),
+                        pool.submit(split_batch, batch, splitter, chunk_size, *options),
                     )
                 )
                 if len(pending) >= 2 * n_workers:

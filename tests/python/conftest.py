@@ -12,7 +12,12 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from kilt_chunks.dbt_command import dbt_build_command, dbt_build_env, dbt_executable
+from kilt_chunks.dbt_command import (
+    NO_DBT_VARIABLE,
+    dbt_build_command,
+    dbt_build_env,
+    dbt_executable,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -52,7 +57,8 @@ class Build:
         with duckdb.connect(str(self.db_path), read_only=True) as con:
             scratch = Path(f"{self.db_path}.scratch")
             if scratch.exists():
-                con.execute(f"attach '{scratch}' as kilt_scratch (read_only)")
+                quoted = str(scratch).replace("'", "''")
+                con.execute(f"attach '{quoted}' as kilt_scratch (read_only)")
             return con.sql(sql).fetchall()
 
 
@@ -191,41 +197,19 @@ def read_pages(path: Path) -> list[dict]:
         return [json.loads(line) for line in f if line.strip()]
 
 
-#: Names whose use in a test (fixtures, or calls in its body) means it runs dbt.
-_DBT_MARKERS = (
-    "sample_build",
-    "sample_parquet_build",
-    "bad_lines_build",
-    "run_dbt_build",
-    "failed_dbt_build",
-    "dbt_command",
-    "_start_build",
-)
+@pytest.fixture(autouse=True)
+def _no_dbt_unless_marked(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A test not marked ``dbt`` that starts dbt (directly or in a
+    subprocess) fails at once, naming itself (kilt_chunks.dbt_plugin stops
+    any dbt command of this project while the variable is set): the fast
+    lane cannot hold a build."""
+    if request.node.get_closest_marker("dbt") is None:
+        monkeypatch.setenv(NO_DBT_VARIABLE, request.node.nodeid)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "dbt: runs dbt (a build); `make test-fast` leaves these out"
     )
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test that runs dbt (`-m "not dbt"` is the fast lane)."""
-    import inspect
-
-    for item in items:
-        function = getattr(item, "function", None)
-        source = inspect.getsource(function) if function else ""
-        used = set(getattr(item, "fixturenames", ())) | {
-            name for name in _DBT_MARKERS if name in source
-        }
-        module_fixtures = {
-            name
-            for name, value in vars(item.module).items()
-            if getattr(value, "_pytestfixturefunction", None) is not None
-            or type(value).__name__ == "FixtureFunctionDefinition"
-        }
-        if used & set(_DBT_MARKERS) or (
-            used & module_fixtures and "run_dbt_build" in inspect.getsource(item.module)
-        ):
-            item.add_marker(pytest.mark.dbt)

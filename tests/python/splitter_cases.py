@@ -12,7 +12,12 @@ from hypothesis import strategies as st
 
 from conftest import SAMPLE_JSONL, read_pages
 from kilt_chunks.sections import page_sections
-from kilt_chunks.splitter import FastSentenceSplitter, get_splitter
+from kilt_chunks.splitter import (
+    DEFAULT_CHUNK_OVERLAP,
+    DEFAULT_TOKENIZER,
+    FastSentenceSplitter,
+    get_splitter,
+)
 
 FAST = FastSentenceSplitter(256)
 
@@ -46,17 +51,34 @@ def stock_split(text: str, chunk_size: int = 256) -> list[str]:
     return get_splitter("llama_index", chunk_size).split_text(text)
 
 
-def assert_same(text: str, chunk_size: int = 256) -> None:
-    """Fast and stock give the same chunks, or raise the same ValueError."""
-    fast = FAST if chunk_size == 256 else FastSentenceSplitter(chunk_size)
+def assert_same(
+    text: str,
+    chunk_size: int = 256,
+    chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
+    tokenizer: str = DEFAULT_TOKENIZER,
+    *,
+    spans: bool = False,
+) -> None:
+    """Fast and stock give the same chunks, or raise the same ValueError; with
+    ``spans``, the fast splitter's offsets cut its chunks out of ``text``."""
+    if (chunk_size, chunk_overlap, tokenizer) == (256, 0, DEFAULT_TOKENIZER):
+        fast = FAST
+    else:
+        fast = FastSentenceSplitter(chunk_size, chunk_overlap, tokenizer)
     try:
-        expected = stock_split(text, chunk_size)
+        expected = get_splitter(
+            "llama_index", chunk_size, chunk_overlap, tokenizer
+        ).split_text(text)
     except ValueError as exc:
         with pytest.raises(ValueError) as got:
             fast.split_text(text)
         assert str(got.value) == str(exc)
         return
     assert fast.split_text(text) == expected
+    if spans:
+        rows = fast.split_text_with_spans(text)
+        assert [chunk for chunk, *_ in rows] == [c for c in expected if c]
+        assert all(text[s:e] == c for c, _, s, e in rows)
 
 
 WORDS = st.sampled_from(

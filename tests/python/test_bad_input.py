@@ -18,6 +18,9 @@ from llama_index.core.utils import get_tokenizer
 
 from conftest import SAMPLE_JSONL, Build, failed_dbt_build, run_dbt_build
 
+#: Every test of this module runs dbt (make test-fast leaves them out).
+pytestmark = pytest.mark.dbt
+
 
 def _page(page_id: str, title: str, text: object, /, **extra: object) -> str:
     page = {
@@ -101,6 +104,27 @@ LINES: list[tuple[str, str | None]] = [
         None,
     ),
     (_page("113", "No spaces", ["No spaces\n", NO_SPACES]), None),
+    # Issue 21 item 3: ids that are empty or hold white space (" 77" beside a
+    # loaded "77" too) are rejected, not turned into chunk ids with spaces.
+    (_page("77", "Seventy-seven", ["Seventy-seven\n", "Body.\n"]), None),
+    (_page("78", "Empty id", ["E\n", "x\n"], wikipedia_id=""), "wikipedia_id is empty"),
+    *[
+        (
+            _page("79", "Spaced id", ["S\n", "x\n"], wikipedia_id=spaced),
+            "wikipedia_id holds white space",
+        )
+        for spaced in ("  ", "12 34", " 77", "77 ", "77\u00a0")
+    ],
+    # Item 4: history ids in other notations are not converted, and counted.
+    (
+        _page(
+            "115",
+            "Odd history",
+            ["Odd history\n", "Body.\n"],
+            history={"revid": "0x1F", "pageid": "1e3", "parentid": "012"},
+        ),
+        None,
+    ),
 ]
 TRUNCATED_LAST_LINE = (
     '{"wikipedia_id": "114", "wikipedia_title": "Cut", "text": ["Cut\\n", "abc'
@@ -112,7 +136,8 @@ def bad_lines_build(tmp_path_factory: pytest.TempPathFactory) -> Build:
     workdir = tmp_path_factory.mktemp("bad_lines")
     path = workdir / "bad_lines.jsonl"
     body = "".join(line + "\n" for line, _ in LINES) + TRUNCATED_LAST_LINE
-    path.write_text(body, encoding="utf-8")
+    # Issue 21 item 1: a UTF-8 byte order mark before line 1 (page 100).
+    path.write_bytes(b"\xef\xbb\xbf" + body.encode("utf-8"))
     return run_dbt_build(workdir, path, extra_vars={"export_dir": ""})
 
 
@@ -137,14 +162,56 @@ def test_every_line_is_accounted_for(bad_lines_build: Build) -> None:
         "select lines_read, pages_loaded, pages_chunked, pages_without_text,"
         " pages_rejected, pages_duplicate from kilt_load_audit"
     )
-    assert audit == (16, 7, 5, 2, 9, 1)
+    assert audit == (24, 9, 7, 2, 15, 1)
     pages = {
         row[0]
         for row in bad_lines_build.query(
             "select distinct wikipedia_id from kilt_chunks"
         )
     }
-    assert pages == {"100", "108", "109", "110", "113"}
+    assert pages == {"100", "108", "109", "110", "113", "77", "115"}
+
+
+def test_a_byte_order_mark_before_line_1_keeps_that_page(
+    bad_lines_build: Build,
+) -> None:
+    """Issue 21 item 1: page 100 is line 1, after a BOM."""
+    assert bad_lines_build.query(
+        "select count(*) from kilt_rejected_pages where line_number = 1"
+    ) == [(0,)]
+    assert bad_lines_build.query(
+        "select distinct wikipedia_title from kilt_chunks where wikipedia_id = '100'"
+    ) == [("Good",)]
+
+
+def test_ids_with_white_space_never_reach_chunk_ids(bad_lines_build: Build) -> None:
+    """Issue 21 item 3: no chunk id, doc id or wikipedia_id holds white space
+    or is empty; the one page "77" is chunked once."""
+    assert bad_lines_build.query(
+        "select count(*) from kilt_chunks where regexp_matches(chunk_id || doc_id"
+        " || wikipedia_id, '\\s|\\x{a0}') or wikipedia_id = ''"
+    ) == [(0,)]
+    assert bad_lines_build.query(
+        "select distinct wikipedia_title from kilt_chunks where wikipedia_id = '77'"
+    ) == [("Seventy-seven",)]
+    assert bad_lines_build.query(
+        "select wikipedia_id, reject_reason from kilt_rejected_pages"
+        " where reject_reason like 'wikipedia_id%' order by line_number"
+    ) == [
+        ("", "wikipedia_id is empty"),
+        ("  ", "wikipedia_id holds white space"),
+        ("12 34", "wikipedia_id holds white space"),
+        (" 77", "wikipedia_id holds white space"),
+        ("77 ", "wikipedia_id holds white space"),
+        ("77\u00a0", "wikipedia_id holds white space"),
+    ]
+
+
+def test_rejected_lines_are_a_warning_in_dbt_output(bad_lines_build: Build) -> None:
+    """Issue 21 item 15: a file with bad lines ended `PASS=160 WARN=0`; the
+    rejected lines are now counted in dbt's own output as a warning."""
+    assert "WARN 15 warn_on_rejected_input_lines" in bad_lines_build.output
+    assert bad_lines_build.returncode == 0
 
 
 def test_first_of_duplicates_is_kept(bad_lines_build: Build) -> None:
@@ -159,6 +226,12 @@ def test_history_and_wikidata_problems_give_nulls(bad_lines_build: Build) -> Non
         " wikidata_id from kilt_chunks where wikipedia_id in ('108', '109', '110')"
         " order by 1"
     )
+    # Issue 21 item 4: "0x1F" and "1e3" were read as 31 and 1000 and not
+    # counted; only decimal text is parsed ("012" is 12).
+    assert bad_lines_build.query(
+        "select distinct pageid, parentid, revid from kilt_chunks"
+        " where wikipedia_id = '115'"
+    ) == [(None, "12", None)]
     assert rows == [
         ("108", None, None, None, None, None, "Q108"),
         ("109", None, None, "716551092", None, None, "Q109"),
@@ -176,12 +249,12 @@ def test_history_and_wikidata_problems_give_nulls(bad_lines_build: Build) -> Non
     # the summary, and a dbt warning (the build still succeeds).
     assert bad_lines_build.query(
         "select pageid_coerced, parentid_coerced, revid_coerced from kilt_load_audit"
-    ) == [(1, 0, 0)]
+    ) == [(2, 0, 1)]
     assert "WARN 1 no_history_id_coerced_to_null" in bad_lines_build.output
     from kilt_chunks.cli import build_summary
 
     summary = build_summary(str(bad_lines_build.db_path))
-    assert "pageid not an integer      1  (stored as NULL)" in summary
+    assert "pageid not an integer      2  (stored as NULL)" in summary
 
 
 def test_non_latin_scripts_and_emoji_survive(bad_lines_build: Build) -> None:

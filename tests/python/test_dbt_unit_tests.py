@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from conftest import Build
+
+#: Every test of this module runs dbt (make test-fast leaves them out).
+pytestmark = pytest.mark.dbt
 
 
 def test_section_rule_unit_tests_pass_in_the_build(sample_build: Build) -> None:

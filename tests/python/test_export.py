@@ -4,6 +4,7 @@ the corpus statistics, `kilt-chunks stats` and `kilt-chunks push`."""
 from __future__ import annotations
 
 import json
+import re
 import struct
 from pathlib import Path
 from unittest import mock
@@ -16,6 +17,7 @@ import pytest
 from huggingface_hub import DatasetCard, HfApi
 
 from conftest import SAMPLE, SAMPLE_JSONL, Build, read_pages, run_dbt_build
+from export_kill import Killed, stopped_at, write_export, write_qrels
 from kilt_chunks.card import LICENSE, check_card, dataset_card
 from kilt_chunks.cli import corpus_stats, main
 from kilt_chunks.export import (
@@ -33,6 +35,12 @@ from kilt_chunks.export import (
 )
 from kilt_chunks.figures import FIGURES, draw_figures
 from kilt_chunks.publish import REPLACED_PATTERNS, UPLOAD_PATTERNS, push_export
+from kilt_chunks.records import (
+    ExportOwnerError,
+    claim_export,
+    export_owner_problem,
+    owner_record,
+)
 
 SCHEMA = pa.schema(
     [
@@ -304,6 +312,7 @@ def test_push_refuses_a_folder_without_a_valid_card(tmp_path: Path, capsys) -> N
 # -- on real builds ---------------------------------------------------------
 
 
+@pytest.mark.dbt
 def test_sample_export_loads_every_config_in_table_order(
     sample_build: Build, tmp_path: Path
 ) -> None:
@@ -340,6 +349,7 @@ def test_sample_export_loads_every_config_in_table_order(
     assert not (root / ".export.partial").exists()
 
 
+@pytest.mark.dbt
 def test_corpus_statistics_match_the_tables(sample_build: Build) -> None:
     """The SQL statistics agree with counts taken straight from the tables."""
     stats = dict(sample_build.query("select statistic, value from kilt_corpus_stats"))
@@ -379,6 +389,7 @@ def test_corpus_statistics_match_the_tables(sample_build: Build) -> None:
     assert main(["stats", "--db", str(sample_build.db_path)]) == 0
 
 
+@pytest.mark.dbt
 def test_many_files_and_null_metadata_keep_order_and_schema(
     tmp_path: Path, sample_build: Build
 ) -> None:
@@ -474,3 +485,223 @@ def test_an_export_dir_that_is_a_file_is_refused_by_name(tmp_path: Path) -> None
         'folder (or "" to skip the export)'
     )
     assert prepare_export_dir("") is None
+
+
+# -- issue 21: a kill at any step leaves one whole export; one owner -------
+
+
+def _run_killed(
+    root: Path, marker: str, rows: int, kill_at: int, exchange: bool, *extra: str
+) -> bool:
+    """Write the export (or with "qrels" the qrels files) of ``rows`` rows
+    marked ``marker`` into ``root``, stopped before step ``kill_at``; whether
+    it finished."""
+    write = write_qrels if extra == ("qrels",) else write_export
+    try:
+        with stopped_at(kill_at, exchange):
+            write(root, marker, rows)
+    except Killed:
+        return False
+    return True
+
+
+def _loaded_ids(root: Path, cache: Path) -> tuple[list[str], list[str]]:
+    """The chunk ids of the two configs, as `datasets.load_dataset` reads the
+    folder (offline, a fresh cache per call)."""
+    ids = []
+    for config in ("chunks", "chunk_spans"):
+        loaded = datasets.load_dataset(
+            str(root), config, split="train", cache_dir=str(cache / config)
+        )
+        ids.append(list(loaded["chunk_id"]))
+    return ids[0], ids[1]
+
+
+@pytest.mark.parametrize("exchange", [True, False], ids=["exchange", "two_renames"])
+def test_a_kill_at_any_step_of_the_export_leaves_one_whole_export(
+    tmp_path: Path, exchange: bool
+) -> None:
+    """Issue 21 item 5. The old export (2 rows, a user's notes, qrels) is
+    replaced by a new one (3 rows), stopped before each file-system step of
+    the export in turn (tests/python/export_kill.py). After every stop,
+    `load_dataset` reads the whole old or the whole new export (both configs
+    from the same one, with the card), and the user's files are there; the
+    next run repairs what the stop left and puts the new export in place.
+    Without the atomic exchange (two_renames), the one moment between the two
+    renames leaves the old export whole beside the folder, and the next run
+    puts it back."""
+    old = (["old-0", "old-1"], ["old-0", "old-1"])
+    new = (["new-0", "new-1", "new-2"],) * 2
+    outcomes = []
+    for kill_at in range(40):
+        root = tmp_path / f"k{kill_at}" / "exports"
+        write_export(root, "old", 2)
+        (root / "notes.txt").write_text("mine\n")
+        (root / "qrels").mkdir()
+        (root / "qrels" / "t.qrels").write_text("q 0 old-0 1\n")
+        if _run_killed(root, "new", 3, kill_at, exchange):
+            assert _loaded_ids(root, tmp_path / f"c{kill_at}") == new
+            break
+        if root.exists():
+            state = _loaded_ids(root, tmp_path / f"c{kill_at}")
+            assert state in (old, new), (kill_at, state)
+            outcomes.append("old" if state == old else "new")
+            assert (root / "notes.txt").read_text() == "mine\n"
+            assert (root / "qrels" / "t.qrels").read_text() == "q 0 old-0 1\n"
+        else:
+            # Only without the exchange: the old export is set aside whole.
+            assert not exchange, kill_at
+            aside = root.with_name(".exports.old")
+            assert _loaded_ids(aside, tmp_path / f"c{kill_at}") == old
+            outcomes.append("aside")
+        assert _run_killed(root, "new", 3, -1, exchange)
+        assert _loaded_ids(root, tmp_path / f"r{kill_at}") == new
+        assert (root / "notes.txt").read_text() == "mine\n"
+        assert sorted(p.name for p in root.parent.iterdir()) == ["exports"]
+    else:
+        pytest.fail("the export never finished")
+    # Stops before and after the switch were both tried.
+    assert "old" in outcomes and "new" in outcomes
+    assert ("aside" in outcomes) == (not exchange)
+
+
+def test_a_kill_at_any_step_of_the_qrels_leaves_one_whole_set(tmp_path: Path) -> None:
+    """Issue 21 item 5, the qrels files: the old set (2 queries) is replaced
+    by a new one (3), stopped before each file-system step;
+    after every stop `qrels/` holds the whole old or the whole new set, a
+    user's file in it is kept, and the next run puts the new set in place."""
+    old_lines = ["q0 0 old-0 1", "q1 0 old-1 1"]
+    new_lines = ["q0 0 new-0 1", "q1 0 new-1 1", "q2 0 new-2 1"]
+    outcomes = []
+    for kill_at in range(40):
+        root = tmp_path / f"k{kill_at}" / "exports"
+        assert _run_killed(root, "old", 2, -1, True, "qrels")
+        (root / "qrels" / "mine.txt").write_text("mine\n")
+        finished = _run_killed(root, "new", 3, kill_at, True, "qrels")
+        qrels = root / "qrels"
+        lines = (qrels / "t.qrels").read_text().splitlines()
+        topics = (qrels / "t.topics.tsv").read_text().splitlines()
+        assert (lines, len(topics)) in ((old_lines, 2), (new_lines, 3)), kill_at
+        assert (qrels / "mine.txt").read_text() == "mine\n"
+        if finished:
+            assert lines == new_lines
+            break
+        outcomes.append(lines == new_lines)
+        assert _run_killed(root, "new", 3, -1, True, "qrels")
+        assert (qrels / "t.qrels").read_text().splitlines() == new_lines
+        assert sorted(p.name for p in root.iterdir()) == ["qrels"]
+    else:
+        pytest.fail("the qrels were never written")
+    assert False in outcomes and True in outcomes
+
+
+def test_an_export_of_another_database_is_refused_by_name(tmp_path: Path) -> None:
+    """Issue 21 item 6: the owner file names the database that wrote the
+    export; another database is refused in one line naming both, and nothing
+    in the folder changes; the owner itself may write again."""
+    root = write_export(tmp_path / "exports", "old", 2)
+    first, second = str(tmp_path / "first.duckdb"), str(tmp_path / "second.duckdb")
+    assert export_owner_problem(str(root), second) is None  # no owner yet
+    claim_export(root, str(root), first, "build-1")
+    assert owner_record(root) == {"database": first, "build": "build-1"}
+    before = {p: p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    line = (
+        f"export_dir '{root}' holds the export of database '{first}' (build "
+        f"build-1), not of this build's database '{second}' (KILT_CHUNKS_DB): "
+        "set export_dir to another folder, or delete that folder to let this "
+        "database export there"
+    )
+    assert export_owner_problem(str(root), second) == line
+    with pytest.raises(ExportOwnerError) as error:
+        claim_export(root, str(root), second, "build-2")
+    assert str(error.value) == line
+    assert {p: p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()} == before
+    assert export_owner_problem(str(root), first) is None
+
+
+@pytest.mark.dbt
+def test_a_second_database_keeps_out_of_the_first_export_and_uses_its_settings(
+    sample_build: Build, tmp_path: Path
+) -> None:
+    """Issue 21 item 6, on real builds. A second database, a copy of the
+    sample build in a folder whose name holds an apostrophe (item 14), next
+    to the sample build:
+
+    * its partial build `--select tag:stats+` into the sample's export folder
+      is refused before anything runs, naming both databases; the sample's
+      export is unchanged;
+    * re-chunking it at chunk_size 128 (`--select int_sections_chunked+`) is
+      allowed and records 128;
+    * a partial build `--select tag:stats+` with `chunk_size: 256` is then
+      refused, naming the recorded 128; no statistic changes;
+    * without the value it computes with the recorded 128 (chunks over
+      chunk_size), and the card and kilt_build_info say 128.
+    """
+    from conftest import copy_build
+
+    workdir = tmp_path / "o'brien's"
+    copy_build(sample_build, workdir)
+    second_db = workdir / "kilt_chunks.duckdb"
+    first_export = sample_build.export_dir
+    first_files = {
+        p: p.read_bytes() for p in sorted(first_export.rglob("*")) if p.is_file()
+    }
+    (first_build,) = sample_build.query(
+        "select distinct invocation_id from kilt_build_settings"
+    )[0]
+
+    refused = run_dbt_build(
+        workdir,
+        SAMPLE_JSONL,
+        select="tag:stats+",
+        extra_vars={"export_dir": str(first_export)},
+        check=False,
+    )
+    assert refused.returncode != 0
+    assert (
+        f"export_dir {str(first_export)!r} holds the export of database "
+        f"{str(sample_build.db_path.resolve())!r} (build {first_build}), not of "
+        f"this build's database {str(second_db.resolve())!r} (KILT_CHUNKS_DB)"
+    ) in refused.output
+    assert "Traceback" not in refused.output
+    assert {
+        p: p.read_bytes() for p in sorted(first_export.rglob("*")) if p.is_file()
+    } == first_files
+
+    second = run_dbt_build(
+        workdir,
+        SAMPLE_JSONL,
+        select="int_sections_chunked+",
+        extra_vars={"chunk_size": 128, "keep_scratch": True},
+    )
+    assert second.query(
+        "select setting, value from kilt_build_settings order by setting"
+    ) == [("chunk_size", "128"), ("splitter", '"fast"')]
+    stats_sql = "select statistic, value from kilt_corpus_stats order by all"
+    stats = second.query(stats_sql)
+
+    contradicted = run_dbt_build(
+        workdir,
+        SAMPLE_JSONL,
+        select="tag:stats+",
+        extra_vars={"chunk_size": 256},
+        check=False,
+    )
+    assert contradicted.returncode != 0
+    assert (
+        "chunk_size = 256: the database's int_sections_chunked was built with "
+        "chunk_size = 128; rebuild it with the new value (--select "
+        "int_sections_chunked+) or leave chunk_size out to use the recorded one"
+    ) in contradicted.output
+    assert second.query(stats_sql) == stats
+
+    run_dbt_build(workdir, SAMPLE_JSONL, select="tag:stats+")
+    compiled = (
+        workdir / "target/run/kilt_pipeline/models/marts/stats/kilt_corpus_stats.sql"
+    ).read_text()
+    assert re.search(r"where num_tokens > 128\s*\)", compiled)
+    assert second.query(stats_sql) == stats
+    assert second.query("select chunk_size from kilt_build_info") == [("128",)]
+    assert "| `chunk_size` | `128` |" in (second.export_dir / "README.md").read_text()
+    owner = json.loads((second.export_dir / ".kilt_chunks_export.json").read_text())
+    assert owner["database"] == str(second_db.resolve())

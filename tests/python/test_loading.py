@@ -140,6 +140,7 @@ def test_hf_parquet_and_datasets_folder_match_jsonl(tmp_path: Path) -> None:
     assert _normalised(_rows(folder)) == expected
 
 
+@pytest.mark.dbt
 def test_datasets_folder_builds_same_chunks(tmp_path: Path, sample_build) -> None:
     folder = tmp_path / "kilt_saved"
     datasets.Dataset.from_parquet(str(SAMPLE_PARQUET)).save_to_disk(str(folder))
@@ -277,3 +278,180 @@ def test_shards_number_their_own_lines(tmp_path: Path) -> None:
         (2, "3", None),
     ]
     assert [r["page_order"] for r in rows] == [1, 2, 3, 4, 5]
+
+
+# Issue 21 (adversarial run): inputs that lost or changed pages.
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_a_byte_order_mark_before_line_1_is_read(
+    tmp_path: Path, compress: bool
+) -> None:
+    """Item 1: a UTF-8 BOM before the first line rejected that page as
+    invalid JSON (a regression); it is skipped, and only at the file's start."""
+    data = b"\xef\xbb\xbf" + _json_page(1) + b"\n" + _json_page(2) + b"\n"
+    path = tmp_path / ("bom.jsonl.gz" if compress else "bom.jsonl")
+    path.write_bytes(gzip.compress(data) if compress else data)
+    assert detect_input_kind(str(path)) == "jsonl"
+    rows = read_kilt_pages(str(path)).read_all().to_pylist()
+    assert [(r["wikipedia_id"], r["reject_reason"]) for r in rows] == [
+        ("1", None),
+        ("2", None),
+    ]
+    assert rows[0]["text"] == ["P1\n", "Body 1.\n"]
+    # A BOM inside the file is no line start: that line is still invalid.
+    path.write_bytes(_json_page(1) + b"\n\xef\xbb\xbf" + _json_page(2) + b"\n")
+    rows = read_kilt_pages(str(path)).read_all().to_pylist()
+    assert [r["reject_reason"] for r in rows] == [
+        None,
+        "invalid JSON (truncated or malformed line)",
+    ]
+
+
+def test_a_folder_mixing_json_lines_and_parquet_is_read_whole(
+    tmp_path: Path,
+) -> None:
+    """Item 2: a.jsonl beside b.parquet (3 pages in the HF shape) read 1 page
+    and the Parquet pages appeared nowhere. Each shard is read by its own
+    reader, in name order."""
+    import pyarrow.parquet as pq
+
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "a.jsonl").write_bytes(_json_page(1) + b"\n")
+    three = pq.read_table(SAMPLE_PARQUET).slice(0, 3)
+    pq.write_table(three, folder / "b.parquet")
+    (folder / "c.jsonl.gz").write_bytes(gzip.compress(_json_page(2) + b"\n"))
+    assert detect_input_kind(str(folder)) == "mixed"
+    rows = read_kilt_pages(str(folder)).read_all().to_pylist()
+    assert [
+        (Path(r["source_file"]).name, r["line_number"], r["wikipedia_id"]) for r in rows
+    ] == [
+        ("a.jsonl", 1, "1"),
+        ("b.parquet", 1, three["wikipedia_id"][0].as_py()),
+        ("b.parquet", 2, three["wikipedia_id"][1].as_py()),
+        ("b.parquet", 3, three["wikipedia_id"][2].as_py()),
+        ("c.jsonl.gz", 1, "2"),
+    ]
+    assert [r["page_order"] for r in rows] == [1, 2, 3, 4, 5]
+    assert all(r["reject_reason"] is None for r in rows)
+    # The Parquet pages are the same rows the Parquet file alone gives.
+    alone = read_kilt_pages(str(folder / "b.parquet")).read_all().to_pylist()
+    assert [r["text"] for r in rows[1:4]] == [r["text"] for r in alone]
+
+
+def test_a_folder_with_files_it_cannot_read_is_refused_naming_them(
+    tmp_path: Path,
+) -> None:
+    """Item 2: a folder is read whole or refused with one line naming what it
+    cannot read; hidden files are ignored."""
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    (folder / "a.jsonl").write_bytes(_json_page(1) + b"\n")
+    (folder / ".DS_Store").write_bytes(b"\x00")
+    assert [r["wikipedia_id"] for r in _rows(folder)] == ["1"]
+    (folder / "notes.txt").write_text("about these shards")
+    (folder / "more").mkdir()
+    message = (
+        f"kilt_path '{folder}': cannot read more/, notes.txt: a folder of shards "
+        "must hold only .json/.jsonl/.ndjson(.gz) and .parquet files"
+    )
+    with pytest.raises(KiltInputError, match=re.escape(message)):
+        detect_input_kind(str(folder))
+    rows = read_kilt_pages(str(folder), on_error="row").read_all().to_pylist()
+    assert len(rows) == 1
+    assert rows[0]["reject_reason"] == UNREADABLE_INPUT + message + (
+        " (move the others out, or point kilt_path at one file)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("wikipedia_id", "reason"),
+    [
+        ("", "wikipedia_id is empty"),
+        ("  ", "wikipedia_id holds white space"),
+        ("12 34", "wikipedia_id holds white space"),
+        (" 77", "wikipedia_id holds white space"),
+        ("77 ", "wikipedia_id holds white space"),
+        ("77\u00a0", "wikipedia_id holds white space"),
+        ("77\t", "wikipedia_id holds white space"),
+        ("77\u3000", "wikipedia_id holds white space"),
+        ("77", None),
+        ("Q77-x", None),
+    ],
+)
+@pytest.mark.parametrize("shape", ["jsonl", "parquet"])
+def test_ids_empty_or_holding_white_space_are_rejected(
+    tmp_path: Path, wikipedia_id: str, reason: str | None, shape: str
+) -> None:
+    """Item 3: such ids made chunk ids like `doc-12 34_0::s-0::chunk-0` and
+    TREC lines of 5 fields; ids equal after trimming were not duplicates.
+    Rejected with the reason, in both input shapes."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    page = {
+        "wikipedia_id": wikipedia_id,
+        "wikipedia_title": "T",
+        "text": ["T\n", "Body.\n"],
+    }
+    if shape == "jsonl":
+        path = tmp_path / "ids.jsonl"
+        path.write_text(json.dumps(page) + "\n", encoding="utf-8")
+    else:
+        path = tmp_path / "ids.parquet"
+        row = pq.read_table(SAMPLE_PARQUET).slice(0, 1).to_pylist()[0]
+        row.update(wikipedia_id=wikipedia_id, kilt_id=wikipedia_id)
+        pq.write_table(
+            pa.Table.from_pylist([row], schema=pq.read_schema(SAMPLE_PARQUET)), path
+        )
+    (row,) = read_kilt_pages(str(path)).read_all().to_pylist()
+    assert row["wikipedia_id"] == wikipedia_id
+    assert row["reject_reason"] == reason
+
+
+def test_a_line_over_the_limit_is_never_held_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Item 9: a 2.2 GB line without a newline was read whole (7.1 GB) before
+    the 64 MB limit applied, then failed with a traceback. Now at most the
+    limit plus one read is held: the rest of the line is skipped as it is
+    read, and the line is one rejected row. Shown with a small limit (the
+    real sizes are in bench/big_inputs.py)."""
+    from kilt_chunks import loading
+
+    monkeypatch.setattr(loading, "MAX_LINE_BYTES", 1_000)
+    monkeypatch.setattr(loading, "READ_BYTES", 256)
+    held: list[int] = []
+    blocks = loading._blocks
+
+    def recording_blocks(data: bytes, ends):  # type: ignore[no-untyped-def]
+        held.append(len(data))
+        return blocks(data, ends)
+
+    monkeypatch.setattr(loading, "_blocks", recording_blocks)
+    long_line = b'{"wikipedia_id": "2", "text": ["' + b"y" * 100_000
+    data = (
+        _json_page(1)
+        + b"\n"
+        + long_line
+        + b'"]}\n'
+        + _json_page(3)
+        + b"\n"
+        + long_line  # the last line: no newline before the end of the file
+    )
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(data)
+    rows = read_kilt_pages(str(path)).read_all().to_pylist()
+    assert [
+        (r["line_number"], r["wikipedia_id"], r["reject_reason"]) for r in rows
+    ] == [
+        (1, "1", None),
+        (2, None, loading._TOO_LONG),
+        (3, "3", None),
+        (4, None, loading._TOO_LONG),
+    ]
+    assert loading._TOO_LONG == "line longer than 67,108,864 bytes"
+    assert max(held) <= 1_000 + 256

@@ -7,6 +7,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from conftest import DBT, ROOT
 from kilt_chunks.settings import project_path
 
@@ -33,6 +35,7 @@ def test_project_path_joins_only_relative_paths() -> None:
     assert project_path("data/x.jsonl", "") == "data/x.jsonl"
 
 
+@pytest.mark.dbt
 def test_a_build_from_another_folder_writes_only_into_the_project(
     tmp_path: Path,
 ) -> None:

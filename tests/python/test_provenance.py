@@ -98,6 +98,7 @@ def matches(build: Build) -> dict[str, dict[str, tuple]]:
     return out
 
 
+@pytest.mark.dbt
 def test_fixture_spans_hold_the_answers(pages, queries) -> None:
     albedo = pages["39"]
     for query_id in ("handmade-1", "handmade-3"):
@@ -111,6 +112,7 @@ def test_fixture_spans_hold_the_answers(pages, queries) -> None:
     assert albedo[26].startswith("Section::::")  # ... of a section without text
 
 
+@pytest.mark.dbt
 def test_span_inside_one_paragraph(build, queries) -> None:
     answer = queries["handmade-1"]["output"][0]["answer"]
     chunk = chunk_holding(build, "39", answer)
@@ -119,6 +121,7 @@ def test_span_inside_one_paragraph(build, queries) -> None:
     }
 
 
+@pytest.mark.dbt
 def test_span_across_paragraphs_in_one_chunk(build, pages, queries) -> None:
     _, sp, sc, ep, ec = span_of(queries["handmade-2"])
     head, tail = pages["39"][sp][sc:], pages["39"][ep][:ec]
@@ -128,6 +131,7 @@ def test_span_across_paragraphs_in_one_chunk(build, pages, queries) -> None:
     assert (overlap, span_chars, inside) == (len(head + tail),) * 2 + (True,)
 
 
+@pytest.mark.dbt
 def test_span_across_a_chunk_boundary_maps_to_both_chunks(build, queries) -> None:
     answer = queries["handmade-3"]["output"][0]["answer"]
     left, right = answer.split(" If ")
@@ -142,6 +146,7 @@ def test_span_across_a_chunk_boundary_maps_to_both_chunks(build, queries) -> Non
     assert found[second][:3] == (len(right), len(answer), False)
 
 
+@pytest.mark.dbt
 def test_spans_on_list_items(build, pages) -> None:
     direct, indirect = pages["39"][55], pages["39"][56]
     assert direct.startswith("BULLET::::") and indirect.startswith("BULLET::::")
@@ -158,6 +163,7 @@ def test_spans_on_list_items(build, pages) -> None:
     assert found["39@56:12-56:38"] == (chunk, 26, 26)
 
 
+@pytest.mark.dbt
 def test_repeated_span_is_one_span_and_second_page_is_matched(build, queries) -> None:
     answer = queries["handmade-1"]["output"][0]["answer"]
     expected = {
@@ -171,6 +177,7 @@ def test_repeated_span_is_one_span_and_second_page_is_matched(build, queries) ->
     ) == [(2,), (1,)]
 
 
+@pytest.mark.dbt
 def test_rejected_and_not_found_spans(build) -> None:
     """Page-level provenance (handmade-8) is kept, not rejected; bad lines are
     rejected with their file and line, and the build went on."""
@@ -206,6 +213,7 @@ def test_rejected_and_not_found_spans(build) -> None:
     ]
 
 
+@pytest.mark.dbt
 def test_summary_counts(build) -> None:
     (summary,) = build.query(
         "select task, num_lines, num_lines_rejected, num_queries,"
@@ -229,6 +237,7 @@ def test_summary_counts(build) -> None:
     ) in build_summary(str(build.db_path)).splitlines()
 
 
+@pytest.mark.dbt
 def test_qrels_file(build) -> None:
     order = {
         cid: (wid, s, c)
@@ -273,6 +282,7 @@ def test_task_files_from_file_folder_and_glob(tmp_path: Path) -> None:
         resolve_task_files(str(tmp_path))
 
 
+@pytest.mark.dbt
 def test_spans_read_keep_queries_without_provenance(build) -> None:
     rows = build.query(
         "select query_id, provenance_index from int_provenance_spans_read"
@@ -328,6 +338,7 @@ def test_build_without_tasks_removes_stale_qrels(tmp_path: Path) -> None:
     assert sorted(p.name for p in qrels.iterdir()) == ["notes.txt"]
 
 
+@pytest.mark.dbt
 def test_partial_marts_build_keeps_qrels_and_other_files(
     tmp_path: Path, sample_build: Build
 ) -> None:
@@ -366,6 +377,7 @@ def test_partial_marts_build_keeps_qrels_and_other_files(
         ).fetchall() == partial.query("select count(*) from kilt_chunks")
 
 
+@pytest.mark.dbt
 def test_queries_table(build) -> None:
     rows = build.query(
         "select query_id, answers, num_evidence_sets, evidence_sets,"
@@ -379,7 +391,8 @@ def test_queries_table(build) -> None:
         1,  # two outputs, the same page: one evidence set
     )
     assert by_id["handmade-10"][1:5] == (2, [["39"], ["39", "696"]], 2, 2)
-    assert by_id["handmade-11"][1:5] == (2, [["39"], ["696"]], 2, 2)
+    # In output order (KILT's get_rank order): page 696 is the first output's.
+    assert by_id["handmade-11"][1:5] == (2, [["696"], ["39"]], 2, 2)
     assert by_id["handmade-9"][:5] == ([], 0, [], 0, 0)
     # Without any relevant chunk: a header of a dropped section (5), a page
     # not in the corpus (6), bad offsets (7), page-level provenance (8), no
@@ -391,6 +404,7 @@ def test_queries_table(build) -> None:
     assert {(r[7], r[8]) for r in rows} == {(TASK, None)}
 
 
+@pytest.mark.dbt
 def test_page_qrels_keep_page_level_provenance(build) -> None:
     rows = build.query(
         "select query_id, wikipedia_id, relevance, is_page_level_only,"
@@ -407,6 +421,7 @@ def test_page_qrels_keep_page_level_provenance(build) -> None:
     assert "handmade-8 0 696 1\n" in text and len(text.splitlines()) == 12
 
 
+@pytest.mark.dbt
 def test_graded_chunk_qrels(build, queries) -> None:
     """2 where the chunk holds the whole span, 1 for each of the two chunks
     that share handmade-3's span."""
@@ -427,6 +442,7 @@ def test_graded_chunk_qrels(build, queries) -> None:
     )
 
 
+@pytest.mark.dbt
 def test_queries_and_topics_files(build) -> None:
     folder = build.export_dir / "qrels"
     topics = (folder / f"{TASK}.topics.tsv").read_text(encoding="utf-8")
@@ -440,6 +456,7 @@ def test_queries_and_topics_files(build) -> None:
     assert records[4]["is_evidence_in_chunks"] is False
 
 
+@pytest.mark.dbt
 def test_eval_of_a_perfect_run_and_of_bm25(build, tmp_path: Path) -> None:
     """A run ranking each query's gold chunks (best grade first): chunk nDCG@10
     1 for the 6 queries with chunk qrels, 0 for the other 5, mean 6/11; its
@@ -490,6 +507,7 @@ def test_eval_of_a_perfect_run_and_of_bm25(build, tmp_path: Path) -> None:
     assert main(["eval", str(bm25_run), "--task", "nope", "--db", db]) == 1
 
 
+@pytest.mark.dbt
 def test_missing_task_path_stops_the_build_with_one_line(
     tmp_path: Path, sample_build: Build
 ) -> None:
@@ -504,6 +522,7 @@ def test_missing_task_path_stops_the_build_with_one_line(
     assert f"kilt_tasks {str(missing)!r}: no KILT task file there" in failed
 
 
+@pytest.mark.dbt
 def test_task_tables_are_configs_of_the_dataset_export(build: Build) -> None:
     """A build that read kilt_tasks exports its queries and page and chunk
     qrels as configs of the dataset folder, rows in table order."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from conftest import FIXTURES, run_dbt_build
 
 CARD_TEXT = (
@@ -14,6 +16,9 @@ CARD_TEXT = (
     "albedo and illumination both vary by latitude. Albedo is highest near the poles "
     "and lowest in the subtropics, with a local maximum in the tropics."
 )
+
+#: Every test of this module runs dbt (make test-fast leaves them out).
+pytestmark = pytest.mark.dbt
 
 
 def test_albedo_illumination_row_is_the_published_one(tmp_path: Path) -> None:

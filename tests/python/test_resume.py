@@ -76,6 +76,7 @@ def _wait_for_progress(
     raise AssertionError("build ended before the chunking progress was seen")
 
 
+@pytest.mark.dbt
 def test_killed_build_resumes_to_identical_output(
     tmp_path: Path, sample_build: Build
 ) -> None:
@@ -106,12 +107,26 @@ def test_killed_build_resumes_to_identical_output(
     ]
 
 
+@pytest.mark.dbt
 def test_rerun_is_idempotent_and_full_refresh_rebuilds(tmp_path: Path) -> None:
-    first = run_dbt_build(tmp_path, SAMPLE_JSONL, extra_vars={"export_dir": ""})
+    keep = {"export_dir": "", "keep_scratch": True}
+    first = run_dbt_build(tmp_path, SAMPLE_JSONL, extra_vars=keep)
     rows = first.query(ORDERED)
     assert len(rows) == TOTAL_CHUNKS
-    again = run_dbt_build(tmp_path, SAMPLE_JSONL, extra_vars={"export_dir": ""})
+    again = run_dbt_build(tmp_path, SAMPLE_JSONL, extra_vars=keep)
     assert again.query(ORDERED) == rows
+    # Issue 21 item 15: a rerun that reuses the stored load left
+    # base_kilt__pages__dbt_tmp<timestamp> behind in the scratch database.
+    assert again.query("select is_reused from kilt_scratch.base_kilt__pages") == [
+        (True,)
+    ]
+    assert (
+        again.query(
+            "select database_name, table_name from duckdb_tables()"
+            " where table_name like '%dbt_tmp%'"
+        )
+        == []
+    )
     refreshed = run_dbt_build(
         tmp_path, SAMPLE_JSONL, extra_vars={"export_dir": ""}, args=("--full-refresh",)
     )
@@ -125,6 +140,7 @@ def test_rerun_is_idempotent_and_full_refresh_rebuilds(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.dbt
 def test_changed_input_does_not_reuse_old_chunks(
     tmp_path: Path, sample_build: Build
 ) -> None:
@@ -139,6 +155,7 @@ def test_changed_input_does_not_reuse_old_chunks(
     ) == build.query("select count(*) from kilt_chunks")
 
 
+@pytest.mark.dbt
 def test_second_build_on_a_busy_database_gets_a_clear_message(tmp_path: Path) -> None:
     # Pages of 1 MB without spaces keep the stock splitter busy for a while.
     slow_pages = tmp_path / "slow.jsonl"
@@ -214,10 +231,11 @@ def test_chunking_restores_the_memory_limit(tmp_path: Path) -> None:
         )
         chunks = chunk_sections_resumable(con, con.table("sections"), workers=1)
         text_hash = con.sql("select hash('One sentence. Another one.')").fetchall()
-        # The chunk lists, then the carried section columns, then the KILT
-        # spans (this relation has no paragraph range or lengths: NULL).
+        # The chunk lists (no chunk_texts for a short section), then the
+        # carried section columns, then the KILT spans (this relation has no
+        # paragraph range or lengths: NULL).
         assert chunks.fetchall() == [
-            (1, "7", 0, 1, [0], [26], [6], text_hash[0][0], 26) + (None,) * 6
+            (1, "7", 0, 1, [0], [26], [6], None, text_hash[0][0], 26) + (None,) * 6
         ]
         assert _memory_limit(con) == before
 
@@ -432,9 +450,38 @@ def test_memory_floor_problem_names_the_variable_and_a_limit_that_passes() -> No
     problem = memory_floor_problem(58_300_000, 256 * 10**6)
     assert problem is not None
     assert "KILT_CHUNKS_MEMORY_LIMIT (244 MiB) is below the 473 MiB" in problem
-    assert "set KILT_CHUNKS_MEMORY_LIMIT=512MB or more" in problem
+    assert "set KILT_CHUNKS_MEMORY_LIMIT=512MiB or more" in problem
 
 
+@pytest.mark.parametrize("floor_mib", [1, 300, 498, 512, 513, 1000, 5000])
+def test_advised_memory_limit_passes_the_floor_check_it_came_from(
+    floor_mib: int,
+) -> None:
+    """Issue 21 item 10: for a floor of 498 MiB the advice was 512MB, which
+    DuckDB reads as 488 MiB and the next build refused again. The advice now
+    is a binary size that DuckDB, set to it, reports at or above the floor."""
+    import duckdb
+
+    from kilt_chunks.database import memory_limit_bytes
+    from kilt_chunks.page_load import (
+        SECTIONS_MEMORY_PER_TEXT_BYTE,
+        advised_memory_limit,
+        memory_floor_problem,
+    )
+
+    floor = floor_mib * 2**20
+    window = int(floor / SECTIONS_MEMORY_PER_TEXT_BYTE) + 1
+    problem = memory_floor_problem(window, 64 * 2**20)
+    advice = advised_memory_limit(int(window * SECTIONS_MEMORY_PER_TEXT_BYTE))
+    if floor_mib > 64:
+        assert problem is not None and f"KILT_CHUNKS_MEMORY_LIMIT={advice} " in problem
+    with duckdb.connect(config={"memory_limit": advice}) as con:
+        assert memory_floor_problem(window, memory_limit_bytes(con)) is None
+    assert advised_memory_limit(498 * 2**20) == "512MiB"
+    assert advised_memory_limit(1500 * 2**20) == "2GiB"
+
+
+@pytest.mark.dbt
 def test_connection_setup_errors_are_one_message_without_traceback(
     tmp_path: Path,
 ) -> None:

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import run_dbt_build
+import pytest
+
+from conftest import failed_dbt_build, run_dbt_build
+from kilt_chunks.records import recorded_settings_problems
 from kilt_chunks.settings import KNOWN_VARIABLES, SPLITTER_CHOICES, settings_problems
-from kilt_chunks.splitter import SPLITTER_NAMES
+from kilt_chunks.splitter import (
+    DEFAULT_CHUNK_OVERLAP,
+    DEFAULT_TOKENIZER,
+    SPLITTER_NAMES,
+)
 
 DEFAULTS = {
     "kilt_path": "data/kilt_enwiki2016_sample.jsonl",
@@ -14,6 +21,8 @@ DEFAULTS = {
     "export_rows_per_file": 500000,
     "splitter": "fast",
     "chunk_size": 256,
+    "chunk_overlap": DEFAULT_CHUNK_OVERLAP,
+    "tokenizer": DEFAULT_TOKENIZER,
     "workers": 0,
     "batch_size": 2000,
     "progress_seconds": 30,
@@ -77,6 +86,29 @@ def test_min_overlap_is_characters_or_a_fraction() -> None:
     assert problem.startswith("min_overlap = 'half': must be a number")
 
 
+def test_chunk_overlap_and_tokenizer_are_checked(tmp_path: Path) -> None:
+    for good in (0, 1, 255):
+        assert settings_problems({}, {**DEFAULTS, "chunk_overlap": good}) == []
+    assert settings_problems({}, {**DEFAULTS, "chunk_overlap": 256}) == [
+        "chunk_overlap = 256: must be below chunk_size (256): consecutive chunks"
+        " share at most chunk_overlap tokens"
+    ]
+    assert settings_problems({}, {**DEFAULTS, "chunk_overlap": -1}) == [
+        "chunk_overlap = -1: must be a whole number of at least 0"
+    ]
+    assert settings_problems({}, {**DEFAULTS, "tokenizer": "o200k_base"}) == []
+    (problem,) = settings_problems({}, {**DEFAULTS, "tokenizer": "bert-base"})
+    assert problem.startswith(
+        "tokenizer = 'bert-base': is neither a tiktoken encoding (cl100k_base"
+    )
+    missing = str(tmp_path / "tokenizer.json")
+    assert settings_problems({}, {**DEFAULTS, "tokenizer": missing}) == [
+        f"tokenizer = '{missing}': no such tokenizer.json file"
+    ]
+    (tmp_path / "tokenizer.json").write_text("{}")
+    assert settings_problems({}, {**DEFAULTS, "tokenizer": missing}) == []
+
+
 def test_an_export_dir_that_is_a_file_is_refused_before_the_build(
     tmp_path: Path,
 ) -> None:
@@ -90,16 +122,16 @@ def test_an_export_dir_that_is_a_file_is_refused_before_the_build(
         assert settings_problems({}, {**DEFAULTS, "export_dir": fine}) == []
 
 
+@pytest.mark.dbt
 def test_a_typo_stops_the_build_before_the_input_is_read(tmp_path: Path) -> None:
     build = run_dbt_build(
         tmp_path,
         tmp_path / "not_there.jsonl",
-        extra_vars={"chunk_overlap": 32, "splitter": "sentence"},
+        extra_vars={"chunk_overlp": 32, "splitter": "sentence"},
         check=False,
     )
     assert build.returncode != 0
-    # The closest known name is now min_overlap (then chunk_size).
-    assert "unknown variable 'chunk_overlap' (did you mean 'min_overlap'?)" in (
+    assert "unknown variable 'chunk_overlp' (did you mean 'chunk_overlap'?)" in (
         build.output
     )
     assert "splitter = 'sentence': must be one of 'fast', 'llama_index'" in (
@@ -107,3 +139,58 @@ def test_a_typo_stops_the_build_before_the_input_is_read(tmp_path: Path) -> None
     )
     assert "no such file or directory" not in build.output
     assert "Traceback" not in build.output
+
+
+@pytest.mark.dbt
+def test_an_export_dir_below_a_file_is_refused_before_the_build(
+    tmp_path: Path,
+) -> None:
+    """Issue 21 item 11: export_dir `afile/sub` (a folder to be created below
+    a file) is refused by the settings check, in one line, before the input
+    is read (the input here does not even exist)."""
+    a_file = tmp_path / "afile"
+    a_file.write_text("not a folder\n")
+    for below in (a_file / "sub", a_file / "sub" / "deeper"):
+        assert settings_problems({}, {**DEFAULTS, "export_dir": str(below)}) == [
+            f"export_dir = '{below}': is below '{a_file}', which is a file, not a "
+            'folder: set export_dir to a folder (or "" to skip the export)'
+        ]
+    output = failed_dbt_build(
+        tmp_path,
+        tmp_path / "not_there.jsonl",
+        extra_vars={"export_dir": str(a_file / "sub")},
+    )
+    assert (
+        f"export_dir = '{a_file / 'sub'}': is below '{a_file}', which is a file"
+    ) in output
+    assert "no such file or directory" not in output
+    assert a_file.read_text() == "not a folder\n"
+
+
+def test_given_values_are_checked_against_the_recorded_settings() -> None:
+    """Issue 21 item 6: a value given with --vars that contradicts the value a
+    table was built with is refused unless this build rebuilds that table; a
+    new setting (chunk_overlap, issue 24) is checked by the same rule once its
+    model records it."""
+    recorded = [
+        {"model": "int_sections_chunked", "setting": "chunk_size", "value": "128"},
+        {"model": "int_sections_chunked", "setting": "splitter", "value": '"fast"'},
+        {"model": "int_sections_chunked", "setting": "chunk_overlap", "value": "0"},
+    ]
+    assert recorded_settings_problems({"chunk_size": 256}, recorded, []) == [
+        "chunk_size = 256: the database's int_sections_chunked was built with "
+        "chunk_size = 128; rebuild it with the new value (--select "
+        "int_sections_chunked+) or leave chunk_size out to use the recorded one"
+    ]
+    assert recorded_settings_problems(
+        {"chunk_overlap": 32, "splitter": "fast"}, recorded, ["kilt_corpus_stats"]
+    ) == [
+        "chunk_overlap = 32: the database's int_sections_chunked was built with "
+        "chunk_overlap = 0; rebuild it with the new value (--select "
+        "int_sections_chunked+) or leave chunk_overlap out to use the recorded one"
+    ]
+    # Rebuilding the model that records them, equal values, or none given.
+    rebuilt = ["int_sections_chunked", "kilt_chunks"]
+    assert recorded_settings_problems({"chunk_size": 256}, recorded, rebuilt) == []
+    assert recorded_settings_problems({"chunk_size": 128}, recorded, []) == []
+    assert recorded_settings_problems({}, recorded, []) == []

@@ -190,3 +190,35 @@ def test_workers_exit_when_the_build_process_is_killed(tmp_path: Path) -> None:
     proc.wait()
     _, alive = psutil.wait_procs(workers, timeout=10)
     assert [w.pid for w in alive if w.status() != psutil.STATUS_ZOMBIE] == []
+
+
+def test_only_a_section_over_the_large_size_carries_its_chunk_texts() -> None:
+    """Issue 21 item 8: kilt_chunks cuts chunks with DuckDB's substring, which
+    is quadratic in a section's length (a 40 MB page ran for hours); a section
+    over LARGE_SECTION_CHARS brings its chunks' text instead, equal to the
+    cut the offsets give."""
+    from kilt_chunks.splitting import LARGE_SECTION_CHARS
+
+    sentence = "Ärger über Öl: ein Satz. "
+    long_text = sentence * (LARGE_SECTION_CHARS // len(sentence) + 1)
+    short_text = sentence * 40
+    assert len(long_text) > LARGE_SECTION_CHARS >= len(short_text)
+    batch = pa.RecordBatch.from_pydict(
+        {
+            "page_order": pa.array([1, 1], pa.int64()),
+            "wikipedia_id": ["5", "5"],
+            "section_order": pa.array([0, 1], pa.int32()),
+            "section_text": [short_text, long_text],
+        }
+    )
+    rows = split_batch(batch, by_section=True).to_pylist()
+    assert rows[0]["chunk_texts"] is None
+    texts = rows[1]["chunk_texts"]
+    assert texts == split_section(long_text)
+    assert texts == [
+        long_text[start:end]
+        for start, end in zip(
+            rows[1]["chunk_start_chars"], rows[1]["chunk_end_chars"], strict=True
+        )
+    ]
+    assert len(texts) == rows[1]["num_chunks"] > 100

@@ -18,6 +18,7 @@ def _page_positions() -> dict[str, int]:
     }
 
 
+@pytest.mark.dbt
 def test_sections_are_stored_in_page_and_section_order(sample_build: Build) -> None:
     # A scan without ORDER BY returns the stored order.
     keys = sample_build.query(
@@ -31,6 +32,7 @@ def test_sections_are_stored_in_page_and_section_order(sample_build: Build) -> N
     assert chunked == keys
 
 
+@pytest.mark.dbt
 def test_chunks_are_stored_in_input_order(sample_build: Build) -> None:
     rows = sample_build.query(
         "select wikipedia_id, section_order, chunk_order from kilt_chunks"
@@ -44,6 +46,7 @@ def test_chunks_are_stored_in_input_order(sample_build: Build) -> None:
     assert rows[0] == (str(read_pages(SAMPLE_JSONL)[0]["wikipedia_id"]), 0, 0)
 
 
+@pytest.mark.dbt
 def test_page_metadata_reaches_every_chunk(sample_build: Build) -> None:
     # kilt_chunks takes page metadata from the sections (no join): it must equal
     # the page's own row for every chunk.
@@ -65,6 +68,7 @@ def test_page_metadata_reaches_every_chunk(sample_build: Build) -> None:
     ) == [(0,)]
 
 
+@pytest.mark.dbt
 def test_misaligned_chunk_rows_stop_kilt_chunks(
     tmp_path: Path, sample_build: Build
 ) -> None:

@@ -28,8 +28,11 @@ chunk_totals as (
         count(*) filter (where num_tokens < 32)::double as chunks_under_32_tokens,
         (count(*) filter (where num_tokens < 32) / nullif(count(*), 0))::double
             as share_under_32_tokens,
-        count(*) filter (where num_tokens > {{ var('chunk_size') | int }})::double
-            as chunks_over_chunk_size
+        -- chunk_size as int_sections_chunked recorded it (a partial build
+        -- uses the value the chunks were made with).
+        count(*) filter (
+            where num_tokens > {{ recorded_setting('chunk_size') | int }}
+        )::double as chunks_over_chunk_size
 
     from chunk_lengths
 

@@ -1,10 +1,12 @@
 """Write the queries, topics and qrels files per KILT task, by kilt_chunks."""
 
 from kilt_chunks.provenance import write_task_files
+from kilt_chunks.records import database_identity
 
 
 def model(dbt, session):
     dbt.config(materialized="table")
+    database, build = database_identity(session)
     tasks = dbt.ref("kilt_provenance_summary").select("task").fetchall()
     return write_task_files(
         dbt.ref("kilt_qrels_chunks"),
@@ -12,4 +14,6 @@ def model(dbt, session):
         dbt.ref("kilt_queries"),
         [task for (task,) in tasks],
         dbt.config.get("export_dir"),
+        database=database,
+        build=build,
     )

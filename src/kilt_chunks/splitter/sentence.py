@@ -25,13 +25,23 @@ nltk 3.10.4, tiktoken 0.14.0, rs-bpe 0.1.0). It is faster because it
   its pieces instead of counting the chunk again
   (:mod:`kilt_chunks.splitter.chunk_tokens`).
 
-Scope and known differences:
+Options (:mod:`kilt_chunks.splitter.options`):
 
-* Only ``chunk_overlap=0`` (the only setting this project uses) is reproduced,
-  with LlamaIndex's default separators and secondary chunking regex.
-* The tokenizer is always tiktoken ``cl100k_base``, which is what LlamaIndex's
-  ``get_tokenizer()`` gives unless a program installs its own with
-  ``llama_index.core.set_global_tokenizer``; then stock follows that one.
+* ``chunk_overlap``: every ``0 <= chunk_overlap < chunk_size`` is reproduced
+  (``SentenceSplitter._merge``'s overlap: the trailing pieces of a chunk, as
+  many as fit in ``chunk_overlap`` tokens, start the next one, and are dropped
+  from its front while the next piece does not fit), with LlamaIndex's
+  default separators and secondary chunking regex. With overlap 0 and
+  ``cl100k_base`` the merge is the plain greedy packing (no piece counts 0
+  tokens there, so the overlap step never carries one).
+* ``tokenizer``: ``cl100k_base`` (the default, LlamaIndex's ``get_tokenizer()``
+  unless a program installs its own with
+  ``llama_index.core.set_global_tokenizer``) is counted by the fast path
+  below; any other tokenizer (another tiktoken encoding, a Hugging Face
+  ``tokenizer.json``) by the *generic path*: the same split and merge, every
+  count a direct ``len(encode(text))`` with the callable stock is given, no
+  lower bound, the byte bound only for tiktoken encodings, and the exact
+  merge of stock for every overlap (a piece can count 0 tokens then).
 * NLTK runs every Punkt regex under a wall-clock timeout
   (``nltk.redos.DEFAULT_TIMEOUT``, 5 s per call) and raises ``TimeoutError``
   beyond it; that needs pathological input many megabytes long, and this
@@ -51,16 +61,33 @@ The stock splitter stays available as ``get_splitter("llama_index")``
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from kilt_chunks.splitter.chunk_tokens import ChunkTokenCounter
+from kilt_chunks.splitter.options import (
+    DEFAULT_CHUNK_OVERLAP,
+    DEFAULT_TOKENIZER,
+    check_chunk_overlap,
+    is_tokenizer_file,
+    tokenizer_function,
+)
 from kilt_chunks.splitter.punkt import UntrainedPunkt
 from kilt_chunks.splitter.tokens import (
+    FunctionTokenCounter,
     bytes_at_most,
     get_token_counter,
     token_lower_bound,
 )
 
-__all__ = ["FastSentenceSplitter", "check_chunk_size", "split_keep_separator"]
+__all__ = [
+    "DEFAULT_CHUNK_SIZE",
+    "FastSentenceSplitter",
+    "check_chunk_size",
+    "split_keep_separator",
+]
+
+#: Chunk size in tokens (SPEC rule 6).
+DEFAULT_CHUNK_SIZE = 256
 
 # --- constants copied from llama_index/core/node_parser/text/sentence.py -------
 PARAGRAPH_SEP = "\n\n\n"  # DEFAULT_PARAGRAPH_SEP
@@ -84,36 +111,125 @@ def split_keep_separator(text: str, sep: str) -> list[str]:
     return [s for s in result if s]
 
 
+def _never(text: str, limit: int) -> bool:
+    """The byte bound of a tokenizer without one: never decides."""
+    return False
+
+
+class _DirectChunkCounter:
+    """A chunk's token count, counted directly (the generic path)."""
+
+    def __init__(self, count: Callable[[str], int]) -> None:
+        self.count = count
+
+    def count_chunk(self, pieces: list[tuple[str, int]], joined: str) -> int:
+        return self.count(joined.strip())
+
+
+def piece_offsets(text: str, pieces: list[tuple[str, int]]) -> list[int]:
+    """Where each piece of ``text``'s split starts in ``text`` (code points).
+
+    The pieces are substrings of ``text`` in order and do not overlap; where
+    Punkt leaves out white space before a sentence, the next piece starts
+    with a non-white-space character, so the first occurrence from the end of
+    the previous piece is the piece's own.
+
+    Raises:
+        ValueError: A piece is not found (the split is not of ``text``).
+    """
+    offsets = []
+    position = 0
+    for piece, _ in pieces:
+        if not text.startswith(piece, position):
+            found = text.find(piece, position)
+            if found < 0:
+                raise ValueError(
+                    f"piece {piece[:40]!r} not found after character {position}"
+                )
+            position = found
+        offsets.append(position)
+        position += len(piece)
+    return offsets
+
+
 class FastSentenceSplitter:
-    """Byte-identical, faster ``SentenceSplitter(chunk_size, chunk_overlap=0)``.
+    """Byte-identical, faster ``SentenceSplitter(chunk_size, chunk_overlap,
+    tokenizer)``.
 
     Source: ``llama_index/core/node_parser/text/sentence.py`` (``_split_text``,
     ``_split``, ``_get_splits_by_fns``, ``_merge``, ``_postprocess_chunks``) and
     ``.../text/utils.py`` (the split functions), with NLTK Punkt reproduced by
     :class:`~kilt_chunks.splitter.punkt.UntrainedPunkt` and token counts from
-    tiktoken ``cl100k_base``.
+    tiktoken ``cl100k_base`` (or the tokenizer given).
 
     Args:
-        chunk_size: Maximum chunk size in cl100k tokens (as in LlamaIndex, chunks
+        chunk_size: Maximum chunk size in tokens (as in LlamaIndex, chunks
             can come out a few tokens larger, because pieces are counted
             separately). Must be > 0.
+        chunk_overlap: SentenceSplitter's ``chunk_overlap`` in tokens,
+            ``0 <= chunk_overlap < chunk_size``.
+        tokenizer: A tokenizer name or ``tokenizer.json`` path
+            (:mod:`kilt_chunks.splitter.options`).
+
+    Attributes:
+        counting: Which counting path runs: ``"fast"`` (rs-bpe
+            ``cl100k_base`` with bounds) or ``"generic"`` (direct counts).
 
     Raises:
-        ValueError: ``chunk_size`` is not a positive integer.
+        ValueError: ``chunk_size`` is not a positive integer, ``chunk_overlap``
+            not in range, or the tokenizer cannot be loaded.
     """
 
-    def __init__(self, chunk_size: int = 256) -> None:
-        check_chunk_size(chunk_size)
-        self.chunk_size = chunk_size
-        counter = get_token_counter()
-        self._count = counter.count
-        self._count_upto = counter.count_upto
-        self._punkt = UntrainedPunkt()
-        self._chunk_counter = ChunkTokenCounter(self._count)
+    #: Decides, without counting, that a text fits (a token covers >= 1 byte).
+    _fits_in_bytes: Callable[[str, int], bool] = staticmethod(bytes_at_most)
 
-    def __reduce__(self) -> tuple[type[FastSentenceSplitter], tuple[int]]:
+    def __init__(
+        self,
+        chunk_size: int = DEFAULT_CHUNK_SIZE,
+        chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
+        tokenizer: str = DEFAULT_TOKENIZER,
+    ) -> None:
+        check_chunk_size(chunk_size)
+        check_chunk_overlap(chunk_overlap, chunk_size)
+        self.chunk_size = chunk_size
+        self.chunk_overlap = chunk_overlap
+        self.tokenizer = tokenizer
+        self._punkt = UntrainedPunkt()
+        if tokenizer == DEFAULT_TOKENIZER:
+            counter = get_token_counter()
+            self._count = counter.count
+            self._count_upto = counter.count_upto
+            self._chunk_counter: ChunkTokenCounter | _DirectChunkCounter = (
+                ChunkTokenCounter(self._count)
+            )
+            self.counting = "fast"
+            if chunk_overlap:
+                self._merge = self._merge_overlapping  # type: ignore[method-assign]
+            return
+        encode = tokenizer_function(tokenizer)
+        assert encode is not None
+        generic = FunctionTokenCounter(
+            encode, bytes_bound=not is_tokenizer_file(tokenizer)
+        )
+        self._count = generic.count
+        self._count_upto = generic.count_upto
+        self._chunk_counter = _DirectChunkCounter(self._count)
+        self.counting = "generic"
+        if not generic.bytes_bound:
+            self._fits_in_bytes = _never
+        self._fit_size = self._fit_size_generic  # type: ignore[method-assign]
+        # A piece can count 0 tokens (white space under WordPiece): stock's
+        # overlap step then carries it even with overlap 0.
+        self._merge = self._merge_overlapping  # type: ignore[method-assign]
+
+    def __reduce__(
+        self,
+    ) -> tuple[type[FastSentenceSplitter], tuple[int, int, str]]:
         """Pickle as the constructor call (the tokenizer hooks are rebuilt)."""
-        return (FastSentenceSplitter, (self.chunk_size,))
+        return (
+            FastSentenceSplitter,
+            (self.chunk_size, self.chunk_overlap, self.tokenizer),
+        )
 
     def split_text(self, text: str) -> list[str]:
         """Split ``text`` into chunks of at most about ``chunk_size`` tokens.
@@ -134,7 +250,7 @@ class FastSentenceSplitter:
         if text == "":
             return [text]
         chunk_size = self.chunk_size
-        if bytes_at_most(text, chunk_size) or self._fit_size(text) >= 0:
+        if self._fits_in_bytes(text, chunk_size) or self._fit_size(text) >= 0:
             stripped = text.strip()
             return [stripped] if stripped else []
         out = []
@@ -153,7 +269,8 @@ class FastSentenceSplitter:
         Returns:
             ``(chunk, n)`` pairs: the chunks of :meth:`split_text` and, for each,
             ``n = len(get_tokenizer()(chunk))`` (tiktoken ``cl100k_base``, all
-            special tokens allowed), the same number a direct count gives, but
+            special tokens allowed; or the tokenizer given, counted directly),
+            the same number a direct count gives, but for ``cl100k_base``
             mostly derived from the counts the splitter already made of the
             chunk's pieces (see
             :class:`~kilt_chunks.splitter.chunk_tokens.ChunkTokenCounter`), so
@@ -166,7 +283,7 @@ class FastSentenceSplitter:
             return [(text, 0)]
         chunk_size = self.chunk_size
         counter = self._chunk_counter
-        if bytes_at_most(text, chunk_size):
+        if self._fits_in_bytes(text, chunk_size):
             stripped = text.strip()
             return [(stripped, counter.count(stripped))] if stripped else []
         n = self._fit_size(text)
@@ -198,9 +315,14 @@ class FastSentenceSplitter:
             return -1
         return self._count_upto(text, chunk_size)
 
+    def _fit_size_generic(self, text: str) -> int:
+        """:meth:`_fit_size` of the generic path: a direct count."""
+        return self._count_upto(text, self.chunk_size)
+
     def _splits_by_fns(self, text: str) -> list[str]:
         """Source: ``SentenceSplitter._get_splits_by_fns`` (``is_sentence`` is not
-        needed: with ``chunk_overlap=0`` ``_merge`` never reads it)."""
+        needed: ``_merge`` reads it only where it decides nothing, see
+        :meth:`_merge_ranges`)."""
         if PARAGRAPH_SEP in text:
             splits = split_keep_separator(text, PARAGRAPH_SEP)
             if len(splits) > 1:
@@ -255,3 +377,99 @@ class FastSentenceSplitter:
         if cur:
             chunks.append(cur)
         return chunks
+
+    def _merge_ranges(self, splits: list[tuple[str, int]]) -> list[tuple[int, int]]:
+        """Source: ``SentenceSplitter._merge`` with any ``chunk_overlap``, on
+        indexes: each chunk as the range ``[i, j)`` of ``splits`` it joins.
+
+        When a chunk closes, its trailing splits, walked back from its end while
+        their total stays within ``chunk_overlap`` (stopping at the first that
+        does not fit), start the next chunk; before the next split is added,
+        splits are dropped from that chunk's front while the split does not
+        fit. A chunk always takes at least one new split. (``is_sentence``
+        decides nothing: its test is reached only when the split fits or the
+        chunk is new.)
+
+        Raises:
+            ValueError: "Single token exceeded chunk size", as LlamaIndex.
+        """
+        chunk_size = self.chunk_size
+        overlap = self.chunk_overlap
+        ranges: list[tuple[int, int]] = []
+        start = 0  # first split of the current chunk; it ends at ``index``
+        cur_len = 0
+        new_chunk = True
+        index = 0
+        while index < len(splits):
+            n = splits[index][1]
+            if n > chunk_size:
+                raise ValueError("Single token exceeded chunk size")
+            if cur_len + n > chunk_size and not new_chunk:
+                ranges.append((start, index))
+                cur_len = 0
+                first = index
+                while first > start and cur_len + splits[first - 1][1] <= overlap:
+                    first -= 1
+                    cur_len += splits[first][1]
+                start = first
+                new_chunk = True
+                continue
+            if new_chunk:
+                while start < index and cur_len + n > chunk_size:
+                    cur_len -= splits[start][1]
+                    start += 1
+            cur_len += n
+            index += 1
+            new_chunk = False
+        if not new_chunk:
+            ranges.append((start, index))
+        return ranges
+
+    def _merge_overlapping(
+        self, splits: list[tuple[str, int]]
+    ) -> list[list[tuple[str, int]]]:
+        """:meth:`_merge` for any overlap: :meth:`_merge_ranges` as piece lists."""
+        return [splits[i:j] for i, j in self._merge_ranges(splits)]
+
+    def split_text_with_spans(self, text: str) -> list[tuple[str, int, int, int]]:
+        """:meth:`split_text_with_token_counts`, with where each chunk lies.
+
+        Args:
+            text: Any string.
+
+        Returns:
+            ``(chunk, num_tokens, start, end)`` per chunk: ``text[start:end] ==
+            chunk`` (code points, end exclusive), found from the split itself,
+            not by searching the chunk text, so it is exact when chunks overlap
+            or repeat; ``[]`` for empty or white-space text.
+
+        Raises:
+            ValueError: As :meth:`split_text`, or (never seen) a chunk that is
+                not one stretch of ``text``.
+        """
+        if not text or text.isspace():
+            return []
+        counter = self._chunk_counter
+        if self._fits_in_bytes(text, self.chunk_size) or self._fit_size(text) >= 0:
+            stripped = text.strip()
+            start = len(text) - len(text.lstrip())
+            n = counter.count(stripped)
+            return [(stripped, n, start, start + len(stripped))]
+        splits = self._split(text)
+        offsets = piece_offsets(text, splits)
+        out: list[tuple[str, int, int, int]] = []
+        for i, j in self._merge_ranges(splits):
+            pieces = splits[i:j]
+            joined = "".join([piece for piece, _ in pieces])
+            stripped = joined.strip()
+            if not stripped:
+                continue
+            start = offsets[i] + len(joined) - len(joined.lstrip())
+            end = start + len(stripped)
+            if text[start:end] != stripped:
+                raise ValueError(
+                    f"chunk {len(out)} is not one stretch of the text "
+                    f"(pieces {i}..{j - 1})"
+                )
+            out.append((stripped, counter.count_chunk(pieces, joined), start, end))
+        return out

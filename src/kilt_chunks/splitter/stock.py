@@ -11,35 +11,99 @@ from __future__ import annotations
 
 from typing import Any
 
-from kilt_chunks.splitter.sentence import check_chunk_size
+from kilt_chunks.splitter.options import (
+    DEFAULT_CHUNK_OVERLAP,
+    DEFAULT_TOKENIZER,
+    check_chunk_overlap,
+    tokenizer_function,
+)
+from kilt_chunks.splitter.sentence import DEFAULT_CHUNK_SIZE, check_chunk_size
 from kilt_chunks.splitter.tokens import get_token_counter
 
-__all__ = ["StockSentenceSplitter"]
+__all__ = ["StockSentenceSplitter", "locate_overlapping_chunks"]
+
+
+def locate_overlapping_chunks(text: str, chunks: list[str]) -> list[tuple[int, int]]:
+    """Where each of a section's chunks lies when chunks may overlap.
+
+    Chunk ``k + 1`` starts where chunk ``k`` starts or later and ends where it
+    ends or later (it repeats a tail of chunk ``k``'s pieces and adds at least
+    one new piece), so each chunk is taken at its first occurrence from the
+    previous chunk's start that ends at or after the previous chunk's end.
+    That is a search: on text that repeats itself it can pick an earlier copy
+    of the same characters (same chunk text, other offsets). The fast
+    splitter gives its offsets from the split itself
+    (:meth:`~kilt_chunks.splitter.sentence.FastSentenceSplitter.split_text_with_spans`).
+
+    Raises:
+        ValueError: A chunk is not found there, naming the chunk.
+    """
+    spans = []
+    prev_start, prev_end = 0, 0
+    for k, chunk in enumerate(chunks):
+        position = prev_start
+        while True:
+            start = text.find(chunk, position) if chunk else -1
+            if start < 0:
+                raise ValueError(
+                    f"chunk {k}: chunk text {chunk[:60]!r} not found in the "
+                    f"section text from character {prev_start}"
+                )
+            if start + len(chunk) >= prev_end:
+                break
+            position = start + 1
+        prev_start, prev_end = start, start + len(chunk)
+        spans.append((prev_start, prev_end))
+    return spans
 
 
 class StockSentenceSplitter:
-    """``SentenceSplitter(chunk_size=chunk_size, chunk_overlap=0)`` of LlamaIndex.
+    """``SentenceSplitter(chunk_size, chunk_overlap, tokenizer)`` of LlamaIndex.
 
     Source: ``llama_index.core.node_parser.SentenceSplitter`` (llama-index-core
-    0.14.25) with its default tokenizer (``get_tokenizer()``) and NLTK Punkt.
+    0.14.25) with its default tokenizer (``get_tokenizer()``), or the callable
+    :func:`~kilt_chunks.splitter.options.tokenizer_function` gives, and NLTK
+    Punkt.
 
     Args:
-        chunk_size: Chunk size in cl100k tokens (> 0).
+        chunk_size: Chunk size in tokens (> 0).
+        chunk_overlap: Tokens of overlap, ``0 <= chunk_overlap < chunk_size``.
+        tokenizer: Tokenizer name or ``tokenizer.json`` path.
 
     Raises:
-        ValueError: ``chunk_size`` is not a positive integer.
+        ValueError: A setting is out of range or the tokenizer cannot be loaded.
     """
 
-    def __init__(self, chunk_size: int = 256) -> None:
+    def __init__(
+        self,
+        chunk_size: int = DEFAULT_CHUNK_SIZE,
+        chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
+        tokenizer: str = DEFAULT_TOKENIZER,
+    ) -> None:
         from llama_index.core.node_parser import SentenceSplitter
 
         check_chunk_size(chunk_size)
+        check_chunk_overlap(chunk_overlap, chunk_size)
         self.chunk_size = chunk_size
-        self._splitter: Any = SentenceSplitter(chunk_size=chunk_size, chunk_overlap=0)
+        self.chunk_overlap = chunk_overlap
+        self.tokenizer = tokenizer
+        encode = tokenizer_function(tokenizer)
+        self._splitter: Any = SentenceSplitter(
+            chunk_size=chunk_size, chunk_overlap=chunk_overlap, tokenizer=encode
+        )
+        if encode is None:
+            self._count = get_token_counter().count
+        else:
+            self._count = lambda text: len(encode(text))
 
-    def __reduce__(self) -> tuple[type[StockSentenceSplitter], tuple[int]]:
+    def __reduce__(
+        self,
+    ) -> tuple[type[StockSentenceSplitter], tuple[int, int, str]]:
         """Pickle as the constructor call."""
-        return (StockSentenceSplitter, (self.chunk_size,))
+        return (
+            StockSentenceSplitter,
+            (self.chunk_size, self.chunk_overlap, self.tokenizer),
+        )
 
     def split_text(self, text: str) -> list[str]:
         """LlamaIndex's ``split_text(text)``: the chunk strings, stripped, in text
@@ -55,12 +119,28 @@ class StockSentenceSplitter:
         return chunks
 
     def split_text_with_token_counts(self, text: str) -> list[tuple[str, int]]:
-        """:meth:`split_text`, each chunk paired with its exact cl100k_base token
-        count (a direct count of the chunk,
+        """:meth:`split_text`, each chunk paired with its exact token count (a
+        direct count of the chunk: for ``cl100k_base``
         :attr:`~kilt_chunks.splitter.tokens.TokenCounter.count`).
 
         Raises:
             ValueError: As :meth:`split_text`.
         """
-        count = get_token_counter().count
+        count = self._count
         return [(chunk, count(chunk)) for chunk in self.split_text(text)]
+
+    def split_text_with_spans(self, text: str) -> list[tuple[str, int, int, int]]:
+        """``(chunk, num_tokens, start, end)`` per chunk, the offsets found by
+        :func:`locate_overlapping_chunks`; ``[]`` for empty or white-space text.
+
+        Raises:
+            ValueError: As :meth:`split_text`, or a chunk not found.
+        """
+        if not text or text.isspace():
+            return []
+        counted = self.split_text_with_token_counts(text)
+        spans = locate_overlapping_chunks(text, [chunk for chunk, _ in counted])
+        return [
+            (chunk, n, start, end)
+            for (chunk, n), (start, end) in zip(counted, spans, strict=True)
+        ]

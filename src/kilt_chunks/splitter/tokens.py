@@ -296,3 +296,33 @@ def encodes_as_utf8(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+class FunctionTokenCounter:
+    """Exact counts ``len(encode(text))`` of any tokenizer callable: the
+    generic path of the fast splitter (no bound, no rs-bpe).
+
+    Attributes:
+        count: ``f(text) -> int``.
+        count_upto: ``f(text, limit) -> int``: the count if it is at most
+            ``limit``, else -1 (the whole text is encoded).
+        bytes_bound: True when every token covers at least one UTF-8 byte
+            (tiktoken encodings), so a text of at most ``limit`` bytes needs
+            no count; False for other tokenizers (a normalizer may expand
+            text).
+    """
+
+    count: Callable[[str], int]
+    count_upto: Callable[[str, int], int]
+
+    def __init__(self, encode: Callable[[str], Any], *, bytes_bound: bool) -> None:
+        def count(text: str) -> int:
+            return len(encode(text))
+
+        def count_upto(text: str, limit: int) -> int:
+            n = len(encode(text))
+            return n if n <= limit else -1
+
+        self.count = count
+        self.count_upto = count_upto
+        self.bytes_bound = bytes_bound
