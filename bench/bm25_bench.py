@@ -48,17 +48,19 @@ FIRST_PAGE = 10_000_000
 
 
 def repeated_chunks(
-    db: str, chunks: int, pages: int, batch_rows: int = 50_000
+    db: str, chunks: int, pages: int, start: int = 0, batch_rows: int = 50_000
 ) -> Iterator[tuple[list[str], list[str]]]:
     """``chunks`` chunks of ``db``, its chunks repeated with renumbered pages
-    (module docstring)."""
+    (module docstring), from the ``start``-th on."""
     from kilt_chunks.bm25 import chunk_rows
 
-    left = chunks
-    rep = 0
+    with duckdb.connect(db, read_only=True) as con:
+        per_rep = con.sql("select count(*) from kilt_chunks").fetchall()[0][0]
+    left = chunks - start
+    rep, row = divmod(start, per_rep)
     while left > 0:
         offset = rep * pages
-        for ids, bodies in chunk_rows(db, batch_rows=batch_rows):
+        for ids, bodies in chunk_rows(db, start=row, batch_rows=batch_rows):
             ids, bodies = ids[:left], bodies[:left]
             if offset:
                 new_ids, new_bodies = [], []
@@ -77,6 +79,7 @@ def repeated_chunks(
             if left <= 0:
                 return
         rep += 1
+        row = 0
 
 
 def _index_child(args: argparse.Namespace) -> None:
@@ -94,7 +97,7 @@ def _index_child(args: argparse.Namespace) -> None:
         meta = index_chunks(
             args.index,
             fingerprint,
-            repeated_chunks(args.db, args.chunks, num_pages),
+            lambda done: repeated_chunks(args.db, args.chunks, num_pages, done),
             threads=args.threads,
         )
     print(json.dumps({**meta, "peak_rss": _own_peak()}))

@@ -33,7 +33,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import version
 from pathlib import Path
@@ -142,7 +142,9 @@ def chunk_rows(
 def index_chunks(
     index_dir: str | Path,
     fingerprint: dict,
-    batches: Iterable[tuple[list[str], list[str]]] | None = None,
+    batches: Iterable[tuple[list[str], list[str]]]
+    | Callable[[int], Iterable[tuple[list[str], list[str]]]]
+    | None = None,
     *,
     db_path: str | Path | None = None,
     threads: int | None = None,
@@ -156,7 +158,8 @@ def index_chunks(
     from the first chunk not yet committed) or ``batches`` (an iterable of
     ``(chunk_ids, bodies)`` in a fixed order, which must yield the same
     chunks again on a resume: its first chunks already committed are
-    skipped) gives the chunks.
+    skipped; or a callable taking the number of committed chunks and
+    returning the chunks after them) gives the chunks.
 
     Args:
         index_dir: Folder of the index (created). An index of another
@@ -214,6 +217,9 @@ def index_chunks(
         if db_path is None:
             raise ValueError("index_chunks needs db_path or batches")
         batches = chunk_rows(db_path, start=done)
+        skip = 0
+    elif callable(batches):
+        batches = batches(done)  # starts after the committed chunks itself
         skip = 0
     else:
         skip = done
