@@ -481,10 +481,12 @@ def test_eval_of_a_perfect_run_and_of_bm25(build, tmp_path: Path) -> None:
     result = json.loads(Path(f"{run}.eval.json").read_text())
     assert result["chunk"]["measures"]["chunk nDCG@10"] == pytest.approx(6 / 11)
     assert result["chunk"]["measures"]["chunk MRR@10"] == pytest.approx(6 / 11)
-    assert result["page"]["measures"]["page R-precision"] == pytest.approx(6 / 11)
-    assert result["page"]["measures"]["page recall@5"] == pytest.approx(6 / 11)
-    assert result["page"]["num_queries_without_relevant"] == 1  # handmade-9
-    assert result["chunk"]["num_queries_without_relevant"] == 5
+    assert result["page"]["measures"]["Rprec"] == pytest.approx(6 / 11)
+    assert result["page"]["measures"]["recall@5"] == pytest.approx(6 / 11)
+    assert result["page"]["num_queries_without_evidence"] == 1  # handmade-9
+    assert result["chunk"]["num_queries_with_relevant"] == 6
+    # trec_eval's convention: the 6 queries with a relevant chunk only.
+    assert result["chunk"]["measures_trec_eval"]["chunk nDCG@10"] == pytest.approx(1)
     assert result["num_queries"] == 11
 
     bm25_run = tmp_path / "bm25.trec"
@@ -503,7 +505,7 @@ def test_eval_of_a_perfect_run_and_of_bm25(build, tmp_path: Path) -> None:
     )
     scored = json.loads(out.read_text())
     assert scored["per_query"]["handmade-1"]["chunk MRR@10"] == 1.0
-    assert scored["per_query"]["handmade-9"]["page R-precision"] == 0.0
+    assert scored["per_query"]["handmade-9"]["Rprec"] == 0.0
     assert main(["eval", str(bm25_run), "--task", "nope", "--db", db]) == 1
 
 
