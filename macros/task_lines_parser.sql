@@ -78,7 +78,11 @@
         task_name as task,
         task_file as source_file,
         line_number,
-        case when parsed_line is not null then parsed_line.id end as query_id,
+        -- KILT compares ids as str(id).strip(): the id is trimmed of white
+        -- space at both ends (Python's str.strip set); white space inside an
+        -- id (AIDA's "947testa CRICKET") is kept.
+        case when parsed_line is not null then {{ kilt_strip('parsed_line.id') }} end
+            as query_id,
         parsed_line.input as input,
         parsed_line.output as output,
         case
@@ -90,10 +94,7 @@
             when coalesce(json_type(line, '$.id'), 'NULL') = 'NULL' then 'missing id'
             when json_type(line, '$.id') not in {{ id_types }}
                 then 'id is ' || lower(json_type(line, '$.id')) || ', not a string'
-            when parsed_line.id = '' then 'id is empty'
-            when regexp_matches(parsed_line.id, '\s')
-                then 'id ' || to_json(parsed_line.id)
-                    || ' holds white space (it cannot be a TREC query id)'
+            when {{ kilt_strip('parsed_line.id') }} = '' then 'id is empty'
             when coalesce(json_type(line, '$.input'), 'NULL') = 'NULL'
                 then 'missing input'
             when json_type(line, '$.input') <> 'VARCHAR'
@@ -118,8 +119,11 @@
                 "json_type(line, '$.output[*].provenance[*]')", "('OBJECT')",
                 'a provenance entry', 'JSON object'
             ) }}
+            {#- A null wikipedia_id is read as KILT's scorer reads it (that
+                entry is rejected by the provenance checks, 'no wikipedia_id'). -#}
             {{ first_bad_type(
-                "json_type(line, '$.output[*].provenance[*].wikipedia_id')", id_types,
+                "json_type(line, '$.output[*].provenance[*].wikipedia_id')",
+                "('VARCHAR', 'BIGINT', 'UBIGINT', 'NULL')",
                 'a provenance wikipedia_id', 'string'
             ) }}
             {{ first_bad_type(
@@ -139,4 +143,17 @@
         then '{{ what }} is '
             || lower([t for t in {{ types }} if t not in {{ allowed }}][1])
             || ', not a {{ kind }}'
+{%- endmacro %}
+
+
+{% macro kilt_strip(expression) -%}
+    {#- `expression` with white space removed at both ends as Python's
+        str.strip() does (KILT's str(id).strip()): ASCII white space, the
+        separators \x1c-\x1f, U+0085 and the Unicode space separators. -#}
+    regexp_replace(
+        {{ expression }},
+        '^[\t-\r\x1c-\x1f\x{85}\p{Z}]+|[\t-\r\x1c-\x1f\x{85}\p{Z}]+$',
+        '',
+        'g'
+    )
 {%- endmacro %}

@@ -1,60 +1,104 @@
-"""A BM25 baseline over ``kilt_chunks``: index the chunks, write a TREC run.
+"""A BM25 baseline over ``kilt_chunks``: one on-disk index, a TREC run.
 
-Built on `bm25s <https://github.com/xhluca/bm25s>`_ (BM25 in NumPy/SciPy,
-eager sparse scoring, offline from PyPI as a wheel; Lù, *BM25S: Orders of
-magnitude faster lexical search via eager sparse scoring*, 2024) with its
-defaults: Lucene's BM25 variant, ``k1 = 1.5``, ``b = 0.75``. Each chunk is
-indexed as ``title + "\\n" + text`` (its Markdown heading path, then its text:
-what the README advises to embed), lowercased, split on ``\\w\\w+``, English
-stop words removed and stemmed with the Snowball English stemmer (PyStemmer).
-Queries go through the same steps.
+Built on `tantivy <https://github.com/quickwit-oss/tantivy-py>`_ (a Rust
+inverted index in the manner of Lucene, Python wheels on PyPI, no JVM): the
+postings live in files on disk, so the whole corpus is one index, every
+query is scored with the document frequencies of the whole corpus (exact
+BM25, no shards), and memory is bounded by the indexing buffer
+(:data:`WRITER_HEAP_BYTES`) while indexing and by the operating system's page
+cache while searching. Scoring is tantivy's BM25 (Lucene's formula with
+``k1 = 1.2``, ``b = 0.75``, idf ``ln(1 + (N - n + 0.5) / (n + 0.5))``; the
+length normalisation uses tantivy's one-byte field norms, as Lucene does).
 
-Memory: bm25s holds every token of the corpus as a Python list while it
-indexes, then a CSC matrix of one float32 score and one int32 row per distinct
-(term, chunk) pair. :func:`build_index` indexes ``shard_chunks`` chunks at a
-time into separate shards (``shard_0``, ``shard_1``, ...; each scored with its
-own document frequencies, so scores of different shards are close to, not
-exactly, those of one index) and :func:`search` merges each shard's top k by
-score. Measured figures and the full-corpus estimate are in ``bench/RESULTS_BM25.md``.
+Each chunk is indexed as ``title + "\\n" + text`` (its Markdown heading path,
+then its text). Text analysis, for chunks and queries alike: tantivy's
+``simple`` tokenizer (runs of letters and digits), tokens over 40 bytes
+dropped, lowercased, English stop words removed, Snowball English stemmer. A
+query is the disjunction (``Should``) of its tokens; a query with no token
+left (only stop words) returns no chunk.
+
+Indexing commits every :data:`COMMIT_CHUNKS` chunks and reads the chunks in
+``kilt_chunks``'s storage order (``rowid``), so an index killed part way is
+resumed at its last commit by the next :func:`build_index` (the number of
+committed documents is where to start again; the corpus fingerprint must be
+the same); an interrupted build never leaves an index that
+:func:`index_is_current` takes for complete (the description file
+:data:`META_FILE` is written last). Measured figures at full size (23.7 M
+chunks) are in ``bench/RESULTS_BM25.md``.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
-from kilt_chunks.evaluation import tasks_in_database
+from kilt_chunks.evaluation import tasks_in_database, trec_id
+from kilt_chunks.progress import Progress
 
 #: Chunks read from the DuckDB file at a time while indexing.
 READ_BATCH_ROWS = 50_000
-#: Default chunks per index shard (0 = one shard for the whole corpus).
-DEFAULT_SHARD_CHUNKS = 0
-#: Name of the index description file in the index folder.
+#: Chunks between two commits of the index (the resume points).
+COMMIT_CHUNKS = 1_000_000
+#: Memory budget of tantivy's index writer, all its threads together (bytes).
+WRITER_HEAP_BYTES = 512 * 1024 * 1024
+#: Name of the index description file in the index folder (written last).
 META_FILE = "kilt_bm25.json"
+#: Name of the file that records the corpus of an index being built.
+PARTIAL_FILE = "kilt_bm25.partial.json"
+#: Name under which the analyzer is registered with the index.
+ANALYZER = "kilt_en"
 #: Tag written in the last column of the TREC run.
-RUN_TAG = "bm25s"
+RUN_TAG = "bm25-tantivy"
+#: Queries handed to a search thread at a time.
+SEARCH_BATCH = 64
 
 
 class Bm25Error(RuntimeError):
     """The index cannot be built or used (no chunks, a stale index, ...)."""
 
 
-def _stemmer():
-    """The Snowball English stemmer (PyStemmer)."""
-    import Stemmer
+def _analyzer() -> Any:
+    """The text analysis of chunks and queries (see the module docstring)."""
+    from tantivy import Filter, TextAnalyzerBuilder, Tokenizer
 
-    return Stemmer.Stemmer("english")
+    return (
+        TextAnalyzerBuilder(Tokenizer.simple())
+        .filter(Filter.remove_long(40))
+        .filter(Filter.lowercase())
+        .filter(Filter.stopword("english"))
+        .filter(Filter.stemmer("english"))
+        .build()
+    )
 
 
-def _tokenizer():
-    from bm25s.tokenization import Tokenizer
+def _schema() -> Any:
+    from tantivy import SchemaBuilder
 
-    return Tokenizer(stopwords="english", stemmer=_stemmer().stemWord)
+    builder = SchemaBuilder()
+    builder.add_text_field(
+        "chunk_id", stored=True, tokenizer_name="raw", index_option="basic"
+    )
+    builder.add_text_field(
+        "body", stored=False, tokenizer_name=ANALYZER, index_option="freq"
+    )
+    return builder.build()
+
+
+def _open(index_dir: Path) -> Any:
+    from tantivy import Index
+
+    index = Index(_schema(), path=str(index_dir), reuse=True)
+    index.register_tokenizer(ANALYZER, _analyzer())
+    return index
 
 
 def corpus_fingerprint(con: duckdb.DuckDBPyConnection) -> dict:
@@ -80,171 +124,261 @@ def corpus_fingerprint(con: duckdb.DuckDBPyConnection) -> dict:
     }
 
 
-def _chunk_batches(
-    con: duckdb.DuckDBPyConnection, batch_rows: int
+def chunk_rows(
+    db_path: str | Path, start: int = 0, batch_rows: int = READ_BATCH_ROWS
 ) -> Iterator[tuple[list[str], list[str]]]:
-    reader = con.sql(
-        "select chunk_id, title || chr(10) || text as body from kilt_chunks"
-    ).to_arrow_reader(batch_rows)
-    for batch in reader:
-        yield batch.column("chunk_id").to_pylist(), batch.column("body").to_pylist()
+    """``(chunk_ids, bodies)`` batches of ``kilt_chunks`` in storage order
+    (DuckDB keeps insertion order in a scan), from the ``start``-th chunk on
+    (body = ``title + "\\n" + text``)."""
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        reader = con.sql(
+            "select chunk_id, title || chr(10) || text as body from kilt_chunks"
+            f" where rowid >= {int(start)}"
+        ).to_arrow_reader(batch_rows)
+        for batch in reader:
+            yield batch.column("chunk_id").to_pylist(), batch.column("body").to_pylist()
+
+
+def index_chunks(
+    index_dir: str | Path,
+    fingerprint: dict,
+    batches: Iterable[tuple[list[str], list[str]]]
+    | Callable[[int], Iterable[tuple[list[str], list[str]]]]
+    | None = None,
+    *,
+    db_path: str | Path | None = None,
+    threads: int | None = None,
+    heap_bytes: int = WRITER_HEAP_BYTES,
+    commit_chunks: int = COMMIT_CHUNKS,
+    progress_seconds: float = 30,
+) -> dict:
+    """Index chunks into ``index_dir``, resuming an interrupted index there.
+
+    Either ``db_path`` (the chunks of ``kilt_chunks`` in storage order, read
+    from the first chunk not yet committed) or ``batches`` (an iterable of
+    ``(chunk_ids, bodies)`` in a fixed order, which must yield the same
+    chunks again on a resume: its first chunks already committed are
+    skipped; or a callable taking the number of committed chunks and
+    returning the chunks after them) gives the chunks.
+
+    Args:
+        index_dir: Folder of the index (created). An index of another
+            ``fingerprint`` there is removed first.
+        fingerprint: What identifies the corpus (:func:`corpus_fingerprint`);
+            ``num_chunks`` is the number of chunks to index.
+        threads: Indexing threads of tantivy (default: the cores, at most 4).
+        heap_bytes: Memory budget of the writer, all threads together.
+        commit_chunks: Chunks between two commits (resume points).
+        progress_seconds: Seconds between progress lines (0: quiet).
+
+    Returns:
+        The index description written to :data:`META_FILE`: the fingerprint,
+        ``num_indexed`` (documents in the index), ``resumed_from`` (chunks
+        committed by an earlier run), ``index_seconds`` (wall time of this
+        run), ``index_bytes``, ``tantivy_version``.
+
+    Raises:
+        Bm25Error: If there is no chunk to index, or the chunks given do not
+            add up to ``fingerprint["num_chunks"]``.
+    """
+    index_dir = Path(index_dir)
+    total = fingerprint["num_chunks"]
+    if not total:
+        raise Bm25Error(f"{index_dir}: kilt_chunks is empty; nothing to index")
+    start_time = time.perf_counter()
+    partial = index_dir / PARTIAL_FILE
+    meta_file = index_dir / META_FILE
+    if index_dir.exists():
+        recorded = (
+            json.loads(partial.read_text(encoding="utf-8"))
+            if partial.exists()
+            else None
+        )
+        if recorded != fingerprint or meta_file.exists():
+            shutil.rmtree(index_dir)
+    index_dir.mkdir(parents=True, exist_ok=True)
+    partial.write_text(json.dumps(fingerprint, indent=2) + "\n", encoding="utf-8")
+    index = _open(index_dir)
+    index.reload()
+    done = index.searcher().num_docs
+    threads = threads or min(4, os.cpu_count() or 1)
+    writer = index.writer(heap_size=heap_bytes, num_threads=threads)
+    progress = Progress(
+        "bm25 index",
+        total_bytes=None,
+        interval=progress_seconds,
+        unit="chunks",
+    )
+    if done:
+        Progress.note(f"bm25 index: resuming after {done:,} committed chunks")
+    from tantivy import Document
+
+    if batches is None:
+        if db_path is None:
+            raise ValueError("index_chunks needs db_path or batches")
+        batches = chunk_rows(db_path, start=done)
+        skip = 0
+    elif callable(batches):
+        batches = batches(done)  # starts after the committed chunks itself
+        skip = 0
+    else:
+        skip = done
+    added = done
+    since_commit = 0
+    try:
+        for chunk_ids, bodies in batches:
+            if skip:
+                if skip >= len(chunk_ids):
+                    skip -= len(chunk_ids)
+                    continue
+                chunk_ids, bodies = chunk_ids[skip:], bodies[skip:]
+                skip = 0
+            nbytes = 0
+            for chunk_id, body in zip(chunk_ids, bodies, strict=True):
+                writer.add_document(Document(chunk_id=chunk_id, body=body))
+                nbytes += len(body)
+            added += len(chunk_ids)
+            since_commit += len(chunk_ids)
+            progress.update(nbytes, len(chunk_ids))
+            if since_commit >= commit_chunks:
+                writer.commit()
+                since_commit = 0
+        if added != total:
+            raise Bm25Error(
+                f"{index_dir}: {added:,} chunks indexed, but the corpus has"
+                f" {total:,}; the chunks changed while indexing"
+            )
+        writer.commit()
+        writer.wait_merging_threads()
+    except BaseException:
+        # Uncommitted documents are dropped; the committed ones stay for the
+        # next run, which resumes after them.
+        writer.rollback()
+        raise
+    finally:
+        progress.close()
+    index_bytes = sum(f.stat().st_size for f in index_dir.iterdir() if f.is_file())
+    meta = {
+        **fingerprint,
+        "num_indexed": added,
+        "resumed_from": done,
+        "index_seconds": round(time.perf_counter() - start_time, 3),
+        "index_bytes": index_bytes,
+        "writer_threads": threads,
+        "writer_heap_bytes": heap_bytes,
+        "tantivy_version": version("tantivy"),
+    }
+    meta_file.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    partial.unlink()
+    return meta
 
 
 def build_index(
     db_path: str | Path,
     index_dir: str | Path,
     *,
-    shard_chunks: int = DEFAULT_SHARD_CHUNKS,
-    batch_rows: int = READ_BATCH_ROWS,
+    progress_seconds: float = 30,
+    **options: Any,
 ) -> dict:
-    """Index every chunk of ``kilt_chunks`` with BM25 into ``index_dir``.
+    """Index every chunk of ``kilt_chunks`` of ``db_path`` into ``index_dir``.
 
-    Args:
-        db_path: DuckDB file of a finished build (read-only).
-        index_dir: Folder to write (created; files of an earlier index in it
-            are replaced): one bm25s index per shard (``shard_<n>/``), the
-            chunk ids of each shard (``shard_<n>/chunk_ids.txt``, one per
-            line, in index order) and :data:`META_FILE`.
-        shard_chunks: Chunks per shard; 0 = a single index.
-        batch_rows: Chunks read and tokenized at a time.
-
-    Returns:
-        The index description written to :data:`META_FILE`: the corpus
-        fingerprint (:func:`corpus_fingerprint`), ``shards``, ``num_tokens``
-        (after stop words), ``vocabulary`` (distinct stems, over all shards),
-        ``index_seconds`` (wall time, reading and tokenizing included),
-        ``bm25s_version``.
-
-    Raises:
-        Bm25Error: If ``kilt_chunks`` is empty.
+    A finished index of the same chunks there is replaced; an unfinished one
+    (killed) is resumed. See :func:`index_chunks` for ``options``, the
+    result and the errors.
     """
-    import bm25s
-
-    start = time.perf_counter()
-    index_dir = Path(index_dir)
-    index_dir.mkdir(parents=True, exist_ok=True)
-    for old in index_dir.glob("shard_*"):
-        for file in old.iterdir():
-            file.unlink()
-        old.rmdir()
-    (index_dir / META_FILE).unlink(missing_ok=True)
     with duckdb.connect(str(db_path), read_only=True) as con:
         fingerprint = corpus_fingerprint(con)
-        if not fingerprint["num_chunks"]:
-            raise Bm25Error(f"{db_path}: kilt_chunks is empty; nothing to index")
-        shards = 0
-        num_tokens = 0
-        vocabulary: set[str] = set()
-        ids: list[str] = []
-        tokenizer = _tokenizer()
-        tokens: list[list[int]] = []
-
-        def flush() -> None:
-            nonlocal shards, ids, tokens, tokenizer, num_tokens
-            if not ids:
-                return
-            vocab = tokenizer.get_vocab_dict()
-            retriever = bm25s.BM25()
-            retriever.index(
-                bm25s.tokenization.Tokenized(ids=tokens, vocab=vocab),
-                show_progress=False,
-            )
-            folder = index_dir / f"shard_{shards}"
-            retriever.save(folder, show_progress=False)
-            (folder / "chunk_ids.txt").write_text(
-                "".join(f"{cid}\n" for cid in ids), encoding="utf-8"
-            )
-            vocabulary.update(vocab)
-            shards += 1
-            ids, tokens, tokenizer = [], [], _tokenizer()
-
-        for chunk_ids, bodies in _chunk_batches(con, batch_rows):
-            while chunk_ids:
-                # A piece never crosses a shard boundary: each shard has a
-                # tokenizer (vocabulary) of its own.
-                room = shard_chunks - len(ids) if shard_chunks else len(chunk_ids)
-                piece, chunk_ids = chunk_ids[:room], chunk_ids[room:]
-                texts, bodies = bodies[:room], bodies[room:]
-                docs = list(tokenizer.streaming_tokenize(texts))
-                tokens += docs
-                ids += piece
-                num_tokens += sum(len(doc) for doc in docs)
-                if shard_chunks and len(ids) >= shard_chunks:
-                    flush()
-        flush()
-    meta = {
-        **fingerprint,
-        "shards": shards,
-        "shard_chunks": shard_chunks,
-        "num_tokens": num_tokens,
-        "vocabulary": len(vocabulary),
-        "index_seconds": round(time.perf_counter() - start, 3),
-        "bm25s_version": version("bm25s"),
-    }
-    (index_dir / META_FILE).write_text(json.dumps(meta, indent=2) + "\n")
-    return meta
+    return index_chunks(
+        index_dir,
+        fingerprint,
+        db_path=db_path,
+        progress_seconds=progress_seconds,
+        **options,
+    )
 
 
 def index_is_current(db_path: str | Path, index_dir: str | Path) -> bool:
-    """True when ``index_dir`` holds an index of the chunks now in ``db_path``."""
+    """True when ``index_dir`` holds a finished index of the chunks now in
+    ``db_path``."""
     meta_file = Path(index_dir) / META_FILE
     if not meta_file.exists():
         return False
-    meta = json.loads(meta_file.read_text())
+    meta = json.loads(meta_file.read_text(encoding="utf-8"))
     with duckdb.connect(str(db_path), read_only=True) as con:
         current = corpus_fingerprint(con)
     return all(meta.get(key) == value for key, value in current.items())
 
 
 def search(
-    index_dir: str | Path, queries: Sequence[str], k: int = 100
+    index_dir: str | Path,
+    queries: Sequence[str],
+    k: int = 100,
+    *,
+    threads: int | None = None,
 ) -> list[list[tuple[str, float]]]:
-    """Top ``k`` chunks of each query by BM25 score.
+    """Top ``k`` chunks of each query by BM25 score, over the whole index.
+
+    Queries are searched in batches of :data:`SEARCH_BATCH` by ``threads``
+    threads (default: the cores; tantivy releases the GIL while it scores).
 
     Args:
         index_dir: Folder written by :func:`build_index`.
         queries: Query texts.
-        k: Chunks per query (fewer when the corpus is smaller).
+        k: Chunks per query (fewer when fewer chunks hold a query term).
 
     Returns:
-        Per query, ``(chunk_id, score)`` pairs, best first (ties: index
-        order). A query without any indexed term gets chunks of score 0.
+        Per query, ``(chunk_id, score)`` pairs, best first (equal scores:
+        tantivy's document order, i.e. index order). A query without any
+        term after analysis gets none.
 
     Raises:
-        Bm25Error: If ``index_dir`` holds no index.
+        Bm25Error: If ``index_dir`` holds no finished index.
     """
-    import bm25s
-
     index_dir = Path(index_dir)
-    shards = sorted(index_dir.glob("shard_*"), key=lambda p: int(p.name[6:]))
-    if not (index_dir / META_FILE).exists() or not shards:
-        raise Bm25Error(f"{index_dir}: no BM25 index (run `kilt-chunks bm25 index`)")
-    query_tokens = bm25s.tokenize(
-        list(queries),
-        stopwords="english",
-        stemmer=_stemmer(),
-        return_ids=False,
-        show_progress=False,
-    )
-    # An empty query (no term left) still needs one token for bm25s.
-    query_tokens = [q if q else [""] for q in query_tokens]
-    merged: list[list[tuple[str, float]]] = [[] for _ in queries]
-    for shard in shards:
-        retriever = bm25s.BM25.load(shard, show_progress=False)
-        chunk_ids = (shard / "chunk_ids.txt").read_text(encoding="utf-8").split()
-        top = min(k, len(chunk_ids))
-        docs, scores = retriever.retrieve(
-            query_tokens, k=top, show_progress=False, n_threads=1
+    if not (index_dir / META_FILE).exists():
+        raise Bm25Error(f"{index_dir}: no BM25 index (run `kilt-chunks bm25`)")
+    return search_committed(index_dir, queries, k, threads=threads)
+
+
+def search_committed(
+    index_dir: str | Path,
+    queries: Sequence[str],
+    k: int = 100,
+    *,
+    threads: int | None = None,
+) -> list[list[tuple[str, float]]]:
+    """:func:`search` over the chunks committed so far, in a finished index or
+    one still being built (the benchmark measures a partial index with it);
+    same arguments and result."""
+    from tantivy import Occur, Query
+
+    index = _open(Path(index_dir))
+    index.reload()
+    searcher = index.searcher()
+    schema = index.schema
+    analyzer = _analyzer()
+
+    def one(text: str) -> list[tuple[str, float]]:
+        terms = analyzer.analyze(text)
+        if not terms or k < 1:
+            return []
+        query = Query.boolean_query(
+            [(Occur.Should, Query.term_query(schema, "body", t)) for t in terms]
         )
-        for i in range(len(query_tokens)):
-            merged[i] += [
-                (chunk_ids[int(d)], float(s))
-                for d, s in zip(docs[i], scores[i], strict=True)
-            ]
-    return [
-        sorted(hits, key=lambda hit: -hit[1])[:k] if len(shards) > 1 else hits
-        for hits in merged
+        hits = searcher.search(query, k, count=False).hits
+        return [
+            (searcher.doc(address)["chunk_id"][0], float(score))
+            for score, address in hits
+        ]
+
+    def batch(texts: Sequence[str]) -> list[list[tuple[str, float]]]:
+        return [one(text) for text in texts]
+
+    batches = [
+        queries[i : i + SEARCH_BATCH] for i in range(0, len(queries), SEARCH_BATCH)
     ]
+    with ThreadPoolExecutor(max_workers=threads or os.cpu_count() or 1) as pool:
+        return [hits for result in pool.map(batch, batches) for hits in result]
 
 
 def write_trec_run(
@@ -257,7 +391,8 @@ def write_trec_run(
 
     Args:
         path: File to write (its folder is created).
-        query_ids: One id per query (no white space).
+        query_ids: One id per query (white space in an id is written
+            percent-encoded: :func:`trec_id`).
         hits: Per query, ``(chunk_id, score)`` best first (:func:`search`).
         tag: Run name, the last column.
 
@@ -269,8 +404,9 @@ def write_trec_run(
     lines = 0
     with path.open("w", encoding="utf-8", newline="\n") as out:
         for query_id, query_hits in zip(query_ids, hits, strict=True):
+            field = trec_id(query_id)
             for rank, (chunk_id, score) in enumerate(query_hits, start=1):
-                out.write(f"{query_id} Q0 {chunk_id} {rank} {score:.6f} {tag}\n")
+                out.write(f"{field} Q0 {chunk_id} {rank} {score:.6f} {tag}\n")
                 lines += 1
     return lines
 
@@ -283,7 +419,8 @@ def task_queries(db_path: str | Path, task: str) -> list[tuple[str, str]]:
     """
     with duckdb.connect(str(db_path), read_only=True) as con:
         rows = con.execute(
-            "select query_id, input from kilt_queries where task = ? order by query_id",
+            "select query_id, input from kilt_queries where task = ?"
+            " order by line_number",
             [task],
         ).fetchall()
         if not rows:
@@ -304,8 +441,12 @@ def peak_rss_bytes() -> int:
 __all__ = [
     "Bm25Error",
     "build_index",
+    "chunk_rows",
+    "corpus_fingerprint",
+    "index_chunks",
     "index_is_current",
     "search",
+    "search_committed",
     "task_queries",
     "write_trec_run",
     "peak_rss_bytes",

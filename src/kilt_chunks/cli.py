@@ -21,7 +21,7 @@ from kilt_chunks.database import DatabaseInUseError, connect, table_exists
 from kilt_chunks.dump.build import DumpBuildError
 from kilt_chunks.dump.command import COMMANDS as DUMP_COMMANDS
 from kilt_chunks.dump.command import add_dump_commands, run_dump_command
-from kilt_chunks.evaluation import EvaluationError
+from kilt_chunks.evaluation import DEFAULT_KS, EvaluationError
 from kilt_chunks.export import CARD_FILE, EXPORT_TABLES, config_files
 
 __all__ = [
@@ -258,15 +258,20 @@ def run_bm25(args: argparse.Namespace) -> str:
     queries = bm25.task_queries(args.db, args.task)
     lines = []
     if args.reindex or not bm25.index_is_current(args.db, index):
-        meta = bm25.build_index(args.db, index, shard_chunks=args.shard_chunks)
+        meta = bm25.build_index(
+            args.db, index, threads=args.threads or None, progress_seconds=30
+        )
+        resumed = meta["resumed_from"]
         lines.append(
             f"bm25 index {index}/: {meta['num_chunks']:,} chunks,"
-            f" {meta['num_tokens']:,} tokens, {meta['shards']} shard(s),"
-            f" {meta['index_seconds']:.1f} s"
+            f" {meta['index_bytes'] / 1e6:,.1f} MB, {meta['index_seconds']:.1f} s"
+            + (f" (resumed after {resumed:,} chunks)" if resumed else "")
         )
     else:
         lines.append(f"bm25 index {index}/: reused (same chunks)")
-    hits = bm25.search(index, [text for _, text in queries], k=args.k)
+    hits = bm25.search(
+        index, [text for _, text in queries], k=args.k, threads=args.threads or None
+    )
     run = Path(args.run or Path("runs") / f"bm25.{args.task}.trec")
     written = bm25.write_trec_run(run, [q for q, _ in queries], hits)
     lines.append(
@@ -284,14 +289,29 @@ def run_eval(args: argparse.Namespace) -> str:
     """
     from kilt_chunks import evaluation
 
-    run, run_format = evaluation.read_run(args.run)
+    run = evaluation.read_run(args.run)
+    chunk_texts = None
     if args.task:
         _require_db(args.db)
         gold = evaluation.gold_from_database(args.db, args.task)
+    elif args.gold:
+        gold = evaluation.gold_from_kilt_file(args.gold)
     else:
         gold = evaluation.gold_from_qrels(args.qrels, run)
-    result = evaluation.evaluate(gold, run)
-    result["run"] = {"path": os.path.abspath(args.run), "format": run_format}
+    if run.is_chunk_run and Path(args.db).exists():
+        chunk_texts = evaluation.chunk_texts_from_database(args.db)
+    try:
+        ks = [int(k) for k in args.ks.split(",") if k.strip()]
+    except ValueError as exc:
+        raise EvaluationError(f"--ks {args.ks!r}: not whole numbers") from exc
+    result = evaluation.evaluate(
+        gold,
+        run,
+        ks=ks,
+        skip_empty_sets=args.skip_empty_sets,
+        chunk_texts=chunk_texts,
+    )
+    result["run"] = {"path": os.path.abspath(args.run), "format": run.format}
     out = Path(args.json or f"{args.run}.eval.json")
     out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return evaluation.format_table(result) + f"\n  (JSON: {out})"
@@ -403,9 +423,10 @@ def main(argv: list[str] | None = None) -> int:
     bm25 = commands.add_parser(
         "bm25",
         help="BM25 run (TREC format) of a task's queries over kilt_chunks",
-        description="Index kilt_chunks (title path + text) with bm25s, once per"
-        " build (the index is reused while the chunks are unchanged), and write"
-        " the top k chunks of every query of the task as a TREC run.",
+        description="Index kilt_chunks (title path + text) with BM25 in one"
+        " on-disk tantivy index, once per build (the index is reused while the"
+        " chunks are unchanged; a killed indexing resumes at its last commit),"
+        " and write the top k chunks of every query of the task as a TREC run.",
     )
     bm25.add_argument("--task", required=True, help="task name, e.g. nq-dev-kilt")
     bm25.add_argument("--db", default=default_db, help=db_help)
@@ -417,23 +438,45 @@ def main(argv: list[str] | None = None) -> int:
     )
     bm25.add_argument("-k", type=int, default=100, help="chunks per query")
     bm25.add_argument(
-        "--shard-chunks",
+        "--threads",
         type=int,
         default=0,
-        help="chunks per index shard, to bound memory (0 = one index)",
+        help="indexing and search threads (0 = one per core)",
     )
     bm25.add_argument("--reindex", action="store_true", help="rebuild the index")
     evaluate = commands.add_parser(
         "eval",
         help="score a run (TREC or KILT format) on a task's qrels",
-        description="KILT's page-level R-precision and recall@k, and chunk-level"
-        " nDCG@10, recall@k and MRR@10 (ir_measures); every query of the task"
-        " counts, those without any relevant item as 0.",
+        description="KILT's page-level measures (R-precision, precision@k,"
+        " recall@k, success_rate@k, answer_in_context@k, entity_in_input: equal"
+        " to kilt/eval_retrieval.py query for query), KILT's downstream scores"
+        " when the run has answers, and chunk-level nDCG@10, recall@k and MRR@10"
+        " (ir_measures); every gold query counts, those without any relevant"
+        " item as 0.",
     )
     evaluate.add_argument("run", help="run file: TREC format or KILT JSON lines")
     gold = evaluate.add_mutually_exclusive_group(required=True)
     gold.add_argument("--task", help="task name: gold from the build's tables")
-    gold.add_argument("--qrels", help="a TREC qrels file (chunk or page ids)")
+    gold.add_argument(
+        "--gold",
+        help="a KILT task file (gold JSON lines) or a build's <task>.queries.jsonl",
+    )
+    gold.add_argument(
+        "--qrels",
+        help="a TREC qrels file (chunk or page ids; page scores are then not"
+        " KILT's: one set of all pages per query)",
+    )
+    evaluate.add_argument(
+        "--ks",
+        default=",".join(str(k) for k in DEFAULT_KS),
+        help="cut-offs, comma-separated (default: KILT's 1,5,10,20 and 100)",
+    )
+    evaluate.add_argument(
+        "--skip-empty-sets",
+        action="store_true",
+        help="not KILT's reading: an output with an empty provenance list is"
+        " no evidence set (KILT counts it, and it is never found)",
+    )
     evaluate.add_argument("--db", default=default_db, help=db_help)
     evaluate.add_argument(
         "--json", help="JSON file to write (default: <run>.eval.json)"

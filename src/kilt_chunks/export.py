@@ -152,6 +152,8 @@ QUERIES_SCHEMA = pa.schema(
         _optional("input", _TEXT),
         _optional("answers", pa.list_(_TEXT)),
         _optional("num_outputs", pa.int32()),
+        _optional("output_page_ids", pa.list_(pa.list_(_TEXT))),
+        _optional("provenance_titles", pa.list_(_TEXT)),
         _optional("num_evidence_sets", pa.int32()),
         _optional("evidence_sets", pa.list_(pa.list_(_TEXT))),
         _optional("num_relevant_pages", pa.int32()),

@@ -25,6 +25,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from kilt_chunks.evaluation import trec_id
 from kilt_chunks.settings import project_path
 
 __all__ = [
@@ -295,10 +296,10 @@ def _mark_duplicates(table: pa.Table, seen: dict[str, int]) -> pa.Table:
 
 
 def _check_query_id(task: str, query_id: str | None) -> str:
-    if not query_id or query_id.split() != [query_id]:
+    if not query_id:
         raise ValueError(
-            f"task {task}: query id {query_id!r} is empty or holds "
-            "white space; it cannot be written to a qrels file"
+            f"task {task}: query id {query_id!r} is empty; it cannot be written"
+            " to a qrels file"
         )
     return query_id
 
@@ -457,7 +458,7 @@ def _write_task_files(
             with path.open("w", encoding="utf-8", newline="\n") as out:
                 for values in _rows(rel, columns):
                     seen.add(_check_query_id(task, values[0]))
-                    out.write(line(*values))
+                    out.write(line(trec_id(values[0]), *values[1:]))
                     num_lines += 1
             rows.append((task, kind, path.name, len(seen), num_lines))
         path = qrels_dir / f"{task}{TASK_FILE_SUFFIXES['queries']}"

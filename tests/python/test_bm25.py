@@ -1,6 +1,7 @@
-"""The BM25 baseline on a tiny hand-made corpus: the chunk that holds a
-query's rare words comes first, shards merge to the same ranking, the run is
-TREC format, and a stale index is noticed."""
+"""The BM25 baseline (tantivy) on a tiny hand-made corpus: the chunk that
+holds a query's rare words comes first, a score equals BM25 worked out by
+hand, a killed index resumes to the same index, the run is TREC format (ids
+with white space percent-encoded), and a stale index is noticed."""
 
 from __future__ import annotations
 
@@ -12,11 +13,15 @@ import pytest
 from kilt_chunks.bm25 import (
     Bm25Error,
     build_index,
+    chunk_rows,
+    corpus_fingerprint,
+    index_chunks,
     index_is_current,
     search,
     task_queries,
     write_trec_run,
 )
+from kilt_chunks.evaluation import trec_id, untrec_id
 
 CHUNKS = [
     (
@@ -52,41 +57,90 @@ def make_db(path: Path, chunks=CHUNKS) -> Path:
 
 def test_index_search_and_run(tmp_path: Path) -> None:
     db = make_db(tmp_path / "c.duckdb")
-    meta = build_index(db, tmp_path / "index")
-    assert (meta["num_chunks"], meta["shards"]) == (5, 1)
+    meta = build_index(db, tmp_path / "index", progress_seconds=0)
+    assert (meta["num_chunks"], meta["num_indexed"], meta["resumed_from"]) == (5, 5, 0)
     assert index_is_current(db, tmp_path / "index")
     queries = task_queries(db, "t")
     assert [q for q, _ in queries] == ["q1", "q2", "q3"]
-    hits = search(tmp_path / "index", [text for _, text in queries], k=3)
+    hits = search(tmp_path / "index", [text for _, text in queries], k=3, threads=2)
     assert hits[0][0][0] == "doc-3_0::s-0::chunk-0"
     # "rivers" is stemmed to "river"; the title path is indexed too.
     assert hits[1][0][0] == "doc-2_0::s-0::chunk-0"
-    assert all(len(h) == 3 for h in hits)
-    assert all(score == 0 for _, score in hits[2])  # only stop words
+    # Only stop words: no term, no chunk.
+    assert [len(h) for h in hits] == [1, 1, 0]
     run = tmp_path / "runs" / "bm25.t.trec"
-    assert write_trec_run(run, [q for q, _ in queries], hits) == 9
+    assert write_trec_run(run, [q for q, _ in queries], hits) == 2
     first = run.read_text().splitlines()[0].split()
     assert first[:4] == ["q1", "Q0", "doc-3_0::s-0::chunk-0", "1"]
-    assert first[5] == "bm25s" and float(first[4]) > 0
+    assert first[5] == "bm25-tantivy" and float(first[4]) > 0
 
 
-def test_shards_give_the_same_top_chunks(tmp_path: Path) -> None:
+def test_scores_are_corpus_wide_bm25(tmp_path: Path) -> None:
+    """tantivy's score of a one-term query, worked out by hand: BM25 with
+    k1 1.2, b 0.75, idf ln(1 + (N - n + 0.5) / (n + 0.5)), over all 5 chunks.
+    "saturn" is in one chunk (n 1), doc-3 chunk 0, of 4 tokens after stop
+    words (title "enceladus", then enceladus, moon, saturn); the average
+    length is 29 / 5 = 5.8 tokens."""
+    import math
+
     db = make_db(tmp_path / "c.duckdb")
-    meta = build_index(db, tmp_path / "sharded", shard_chunks=2, batch_rows=3)
-    assert meta["shards"] == 3
-    one = build_index(db, tmp_path / "one")
-    assert one["num_tokens"] == meta["num_tokens"]
-    queries = ["which moon of saturn", "rivers in lower saxony"]
-    sharded = search(tmp_path / "sharded", queries, k=2)
-    assert [h[0][0] for h in sharded] == [
-        h[0][0] for h in search(tmp_path / "one", queries, k=2)
-    ]
-    assert all(len(h) == 2 for h in sharded)
+    build_index(db, tmp_path / "index", progress_seconds=0)
+    (hits,) = search(tmp_path / "index", ["saturn"], k=5)
+    assert [c for c, _ in hits] == ["doc-3_0::s-0::chunk-0"]
+    # Token counts per chunk after analysis (title | text; "most", "its",
+    # "very" are no stop words of tantivy's English list): albedo | albedo
+    # fraction sunlight reflect = 5; albedo snow | fresh snow reflect most
+    # light = 7; aa river | große aa river lower saxoni = 7; enceladus |
+    # enceladus moon saturn = 4; enceladus | it ici surfac veri bright = 6.
+    lengths = [5, 7, 7, 4, 6]
+    avg = sum(lengths) / len(lengths)
+    idf = math.log(1 + (5 - 1 + 0.5) / (1 + 0.5))
+    tf, dl = 1, 4
+    expected = idf * tf * 2.2 / (tf + 1.2 * (1 - 0.75 + 0.75 * dl / avg))
+    assert expected == pytest.approx(1.58789, rel=1e-5)
+    assert hits[0][1] == pytest.approx(expected, rel=1e-6)
+
+
+def test_a_killed_index_resumes_at_its_last_commit(tmp_path: Path) -> None:
+    db = make_db(tmp_path / "c.duckdb")
+    with duckdb.connect(str(db), read_only=True) as con:
+        fingerprint = corpus_fingerprint(con)
+
+    def dying():
+        yield from chunk_rows(db, batch_rows=2)
+        raise KeyboardInterrupt  # killed before the last commit
+
+    with pytest.raises(KeyboardInterrupt):
+        index_chunks(
+            tmp_path / "index",
+            fingerprint,
+            dying(),
+            commit_chunks=2,
+            progress_seconds=0,
+        )
+    assert not index_is_current(db, tmp_path / "index")
+    with pytest.raises(Bm25Error, match="no BM25 index"):
+        search(tmp_path / "index", ["saturn"])
+    # Batches of 2 with a commit each: 4 chunks committed; the 5th was added
+    # after the last commit and rolled back.
+    meta = build_index(db, tmp_path / "index", progress_seconds=0)
+    assert (meta["resumed_from"], meta["num_indexed"]) == (4, 5)
+    build_index(db, tmp_path / "fresh", progress_seconds=0)
+    queries = ["which moon of saturn", "rivers in lower saxony", "snow"]
+    assert search(tmp_path / "index", queries) == search(tmp_path / "fresh", queries)
+
+
+def test_ids_with_white_space_are_percent_encoded_in_trec_files() -> None:
+    assert trec_id("947testa CRICKET") == "947testa%20CRICKET"
+    assert trec_id("a%b\tc") == "a%25b%09c"
+    assert trec_id("plain-id_1") == "plain-id_1"
+    for identifier in ("947testa CRICKET", "a%b\tc", "plain-id_1", "100%"):
+        assert untrec_id(trec_id(identifier)) == identifier
 
 
 def test_a_changed_corpus_makes_the_index_stale(tmp_path: Path) -> None:
     db = make_db(tmp_path / "c.duckdb")
-    build_index(db, tmp_path / "index")
+    build_index(db, tmp_path / "index", progress_seconds=0)
     with duckdb.connect(str(db)) as con:
         con.execute("delete from kilt_chunks where chunk_id like 'doc-3%'")
     assert not index_is_current(db, tmp_path / "index")
@@ -97,4 +151,4 @@ def test_a_changed_corpus_makes_the_index_stale(tmp_path: Path) -> None:
     with duckdb.connect(str(db)) as con:
         con.execute("delete from kilt_chunks")
     with pytest.raises(Bm25Error, match="kilt_chunks is empty"):
-        build_index(db, tmp_path / "index")
+        build_index(db, tmp_path / "index", progress_seconds=0)

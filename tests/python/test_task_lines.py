@@ -37,7 +37,7 @@ def test_each_bad_line_is_rejected_with_its_number(tmp_path: Path) -> None:
     lines = [
         line(id="q1"),
         line(id="q2", output={"answer": "an object"}),
-        line(id="q 3"),
+        line(id=" q 3 "),
         '{"id": "q4", "input": "trunc',
         "\n",
         line(id="q6", input=["not", "text"]),
@@ -59,7 +59,7 @@ def test_each_bad_line_is_rejected_with_its_number(tmp_path: Path) -> None:
     assert reasons(path) == {
         1: None,
         2: "output is object, not a list",
-        3: 'id "q 3" holds white space (it cannot be a TREC query id)',
+        3: None,  # white space inside an id is kept (AIDA: "947testa CRICKET")
         4: "invalid JSON (truncated or malformed line)",
         5: "empty line",
         6: "input is array, not a string",
@@ -113,6 +113,41 @@ def test_the_bundled_task_has_three_bad_lines() -> None:
     found = reasons(FIXTURES / "kilt_tasks" / "handmade-dev-kilt.jsonl")
     assert {n: r for n, r in found.items() if r} == {
         12: "output is object, not a list",
-        13: 'id "handmade 13" holds white space (it cannot be a TREC query id)',
+        13: "id is empty",
         14: "invalid JSON (truncated or malformed line)",
     }
+
+
+def test_ids_are_read_as_kilt_compares_them(tmp_path: Path) -> None:
+    """KILT's scorer compares str(id).strip(): ids are trimmed of white space
+    (Python's str.strip set: no-break and ideographic spaces too), inner
+    white space is kept (AIDA-CoNLL's "947testa CRICKET"), ids equal after
+    trimming are duplicates, an id of white space only is empty; a null
+    wikipedia_id no longer rejects the line (KILT reads it as "None"; the
+    provenance checks reject that entry, `no wikipedia_id`)."""
+    path = tmp_path / "ids-dev-kilt.jsonl"
+    null_id = [{"provenance": [{"wikipedia_id": None}, {"wikipedia_id": "39"}]}]
+    path.write_text(
+        line(id=" 947testa CRICKET ")
+        + line(id="\u00a077\u3000")
+        + line(id="77")
+        + line(id=" \t")
+        + line(id="q5", output=null_id)
+    )
+    table = read(str(path))
+    assert table.column("query_id").to_pylist() == [
+        "947testa CRICKET",
+        "77",
+        "77",
+        "",
+        "q5",
+    ]
+    assert table.column("reject_reason").to_pylist() == [
+        None,
+        None,
+        "duplicate id (first on line 2)",
+        "id is empty",
+        None,
+    ]
+    provenance = table.column("output").to_pylist()[4][0]["provenance"]
+    assert [e["wikipedia_id"] for e in provenance] == [None, "39"]

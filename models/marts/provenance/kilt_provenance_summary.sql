@@ -80,7 +80,10 @@ span_counts as (
     select
         task,
         count(*) as num_spans,
-        count(*) filter (where is_page_level) as num_spans_page_level
+        -- A page-level entry without wikipedia_id (or of a page not in the
+        -- corpus) is rejected: counted there, not here.
+        count(*) filter (where is_page_level and reject_reason is null)
+            as num_spans_page_level
 
     from spans
 

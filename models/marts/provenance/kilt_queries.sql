@@ -6,12 +6,6 @@ task_lines as (
 
 ),
 
-provenance as (
-
-    select * from {{ ref('int_provenance_spans_read') }}
-
-),
-
 page_qrels as (
 
     select * from {{ ref('kilt_qrels_pages') }}
@@ -47,7 +41,29 @@ queries as (
             ],
             []
         )::varchar[] as answers,
-        coalesce(len(output), 0)::integer as num_outputs
+        coalesce(len(output), 0)::integer as num_outputs,
+        -- Per output, the wikipedia_id of each provenance entry as given (NULL
+        -- for an entry without one); NULL for an output without provenance:
+        -- what KILT's scorer reads (kilt-chunks eval applies its rules).
+        [
+            [entry.wikipedia_id for entry in page_output.provenance]  -- noqa: RF01
+            for page_output in coalesce(output, [])
+        ]::varchar[][] as output_page_ids,
+        -- Distinct non-blank provenance titles (KILT's get_gold_titles).
+        list_sort(
+            list_distinct(
+                flatten(
+                    [
+                        [
+                            trim(entry.title) for entry in title_output.provenance
+                            if trim(entry.title) <> ''
+                        ]
+                        for title_output in coalesce(output, [])
+                        if title_output.provenance is not null
+                    ]
+                )
+            )
+        )::varchar[] as provenance_titles
 
     from task_lines
 
@@ -57,32 +73,58 @@ queries as (
 
 output_pages as (
 
-    -- Each output's provenance pages: one KILT evidence set.
+    -- One row per output with its index (unnest keeps list order).
+    select
+        task,
+        query_id,
+        unnest(output_page_ids) as page_ids,
+        unnest(range(len(output_page_ids)))::integer as output_index
+
+    from queries
+
+),
+
+evidence_outputs as (
+
+    -- Each output that has a provenance list is one KILT evidence set (an
+    -- empty list too: an empty set, which no ranking completes), as KILT's
+    -- get_rank reads them (kilt/eval_retrieval.py).
     select
         task,
         query_id,
         output_index,
-        list(distinct wikipedia_id order by wikipedia_id) as evidence_set
+        list_sort(list_distinct(page_ids)) as evidence_set
 
-    from provenance
+    from output_pages
 
-    where
-        provenance_index is not null
-        and wikipedia_id is not null
+    where page_ids is not null
 
-    group by task, query_id, output_index
+),
+
+distinct_sets as (
+
+    -- A set given by several outputs counts once, where it first comes.
+    select
+        task,
+        query_id,
+        evidence_set,
+        min(output_index) as first_output
+
+    from evidence_outputs
+
+    group by task, query_id, evidence_set
 
 ),
 
 evidence_sets as (
 
-    -- Distinct sets per query (several outputs often give the same pages).
+    -- In the order of the outputs: KILT's order (it decides recall@k).
     select
         task,
         query_id,
-        list(distinct evidence_set order by evidence_set) as evidence_sets
+        list(evidence_set order by first_output) as evidence_sets
 
-    from output_pages
+    from distinct_sets
 
     group by task, query_id
 
@@ -127,6 +169,8 @@ joined as (
         queries.input,
         queries.answers,
         queries.num_outputs,
+        queries.output_page_ids,
+        queries.provenance_titles,
         coalesce(len(evidence_sets.evidence_sets), 0)::integer
             as num_evidence_sets,
         coalesce(evidence_sets.evidence_sets, [])::varchar[][] as evidence_sets,
