@@ -26,6 +26,11 @@ import pyarrow as pa
 
 from kilt_chunks.build_info import RECORDED_PACKAGES
 from kilt_chunks.database import memory_limit_at_most, table_exists
+from kilt_chunks.defaults import (
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_SPLITTER,
+    DEFAULT_WORKERS,
+)
 from kilt_chunks.spans import KILT_SPAN_COLUMNS, kilt_spans
 from kilt_chunks.splitter import (
     DEFAULT_CHUNK_OVERLAP,
@@ -341,10 +346,10 @@ def chunk_sections_resumable(
     con: duckdb.DuckDBPyConnection,
     sections: duckdb.DuckDBPyRelation,
     *,
-    splitter: str = "fast",
+    splitter: str = DEFAULT_SPLITTER,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
-    workers: int = 0,
-    batch_size: int = 2000,
+    workers: int = DEFAULT_WORKERS,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     progress_seconds: float = 0,
     restart: bool = False,
     chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,

@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kilt_chunks.defaults import DEFAULT_CHUNK_SIZE, DEFAULT_SPLITTER
 from kilt_chunks.splitting import split_section
 
 __all__ = [
@@ -142,8 +143,8 @@ def page_sections(wikipedia_title: str, paragraphs: Sequence[str]) -> list[Secti
 def chunk_page(
     wikipedia_title: str,
     paragraphs: Sequence[str],
-    chunk_size: int = 256,
-    splitter: str = "fast",
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    splitter: str = DEFAULT_SPLITTER,
 ) -> list[tuple[Section, list[str]]]:
     """Sections of a page with their chunks (SPEC rules 1-7).
 

@@ -22,6 +22,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kilt_chunks.defaults import DEFAULT_SPLITTER, DEFAULT_WORKERS
 from kilt_chunks.progress import Progress
 from kilt_chunks.spans import locate_chunks
 from kilt_chunks.splitter import (
@@ -97,7 +98,7 @@ LARGE_SECTION_CHARS = 2**18
 def split_section(
     text: str,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
-    splitter: str = "fast",
+    splitter: str = DEFAULT_SPLITTER,
     chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
     tokenizer: str = DEFAULT_TOKENIZER,
 ) -> list[str]:
@@ -125,7 +126,7 @@ def split_section(
 
 def split_batch(
     sections: pa.RecordBatch,
-    splitter: str = "fast",
+    splitter: str = DEFAULT_SPLITTER,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     by_section: bool = False,
     chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
@@ -296,9 +297,9 @@ def resolve_workers(workers: int) -> int:
 def split_section_pairs(
     sections: Iterable[pa.RecordBatch],
     *,
-    splitter: str = "fast",
+    splitter: str = DEFAULT_SPLITTER,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
-    workers: int = 0,
+    workers: int = DEFAULT_WORKERS,
     total_bytes: int | None = None,
     done_bytes: int = 0,
     progress_seconds: float = 0,

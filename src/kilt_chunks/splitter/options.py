@@ -30,6 +30,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from kilt_chunks.defaults import DEFAULT_CHUNK_OVERLAP, DEFAULT_TOKENIZER
+
 __all__ = [
     "DEFAULT_CHUNK_OVERLAP",
     "DEFAULT_TOKENIZER",
@@ -41,12 +43,8 @@ __all__ = [
     "tokenizer_problem",
 ]
 
-#: Tokens shared by consecutive chunks (SentenceSplitter's ``chunk_overlap``);
-#: 0 is the SPEC corpus.
-DEFAULT_CHUNK_OVERLAP = 0
-
-#: The tokenizer that counts chunk sizes: LlamaIndex's default.
-DEFAULT_TOKENIZER = "cl100k_base"
+# DEFAULT_CHUNK_OVERLAP (0: the SPEC corpus) and DEFAULT_TOKENIZER
+# (LlamaIndex's default) live with the other defaults (kilt_chunks.defaults).
 
 
 def check_chunk_overlap(chunk_overlap: object, chunk_size: int) -> None:

@@ -63,6 +63,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from kilt_chunks.defaults import DEFAULT_CHUNK_SIZE
 from kilt_chunks.splitter.chunk_tokens import ChunkTokenCounter
 from kilt_chunks.splitter.options import (
     DEFAULT_CHUNK_OVERLAP,
@@ -86,8 +87,6 @@ __all__ = [
     "split_keep_separator",
 ]
 
-#: Chunk size in tokens (SPEC rule 6).
-DEFAULT_CHUNK_SIZE = 256
 
 # --- constants copied from llama_index/core/node_parser/text/sentence.py -------
 PARAGRAPH_SEP = "\n\n\n"  # DEFAULT_PARAGRAPH_SEP
