@@ -676,7 +676,12 @@ def test_a_second_database_keeps_out_of_the_first_export_and_uses_its_settings(
     )
     assert second.query(
         "select setting, value from kilt_build_settings order by setting"
-    ) == [("chunk_size", "128"), ("splitter", '"fast"')]
+    ) == [
+        ("chunk_overlap", "0"),
+        ("chunk_size", "128"),
+        ("splitter", '"fast"'),
+        ("tokenizer", '"cl100k_base"'),
+    ]
     stats_sql = "select statistic, value from kilt_corpus_stats order by all"
     stats = second.query(stats_sql)
 

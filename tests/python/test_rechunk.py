@@ -91,8 +91,9 @@ def test_rechunk_records_the_settings_it_ran(rechunked: Build) -> None:
     assert (
         f"(chunk_size {variables['chunk_size']}, chunk_overlap {overlap}: consecutive"
         f" chunks of a section share up to {overlap} tokens of text; tokens counted"
-        " by tiktoken cl100k_base (allowed_special=all))"
+        " by tiktoken cl100k_base (allowed_special=all); see Limitations"
     ) in card
+    assert "This is **not** the published corpus" in card
     (over,) = rechunked.query(
         "select value from kilt_corpus_stats where statistic = 'chunks_over_chunk_size'"
     )
