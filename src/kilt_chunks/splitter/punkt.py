@@ -5,7 +5,7 @@ built without training data, so its abbreviation, collocation, sentence-starter
 and orthographic tables are empty. :class:`UntrainedPunkt` is NLTK's algorithm
 specialised to those empty tables, working on plain strings instead of
 ``PunktToken`` objects but with NLTK's own compiled regular expressions, so it
-decides every boundary as NLTK does (``tests/python/test_fast_splitter.py``
+decides every boundary as NLTK does (``tests/python/test_splitter_punkt.py``
 compares them).
 """
 

@@ -52,7 +52,7 @@ Options (:mod:`kilt_chunks.splitter.options`):
   would give without that limit).
 * There is no fallback to stock: apart from the failure above, no input class
   was found where the fast path differs (see
-  ``tests/python/test_fast_splitter.py``).
+  ``tests/python/test_splitter_sentence.py``).
 
 The stock splitter stays available as ``get_splitter("llama_index")``
 (:mod:`kilt_chunks.splitter.stock`) for differential testing.

@@ -103,7 +103,7 @@ def _rs_bpe_tokenizer() -> Any:
     crates), ``rs_bpe.bpe.openai.cl100k_base()``. It counts tokens about twice
     as fast as tiktoken per byte, with a per-call cost about 8 times lower, and
     gives tiktoken's ordinary (no special token) count; that identity is
-    checked against tiktoken in ``tests/python/test_fast_splitter.py``. It
+    checked against tiktoken in ``tests/python/test_splitter_tokens.py``. It
     rejects lone surrogates (``UnicodeEncodeError``) and does not know the
     special tokens; :class:`TokenCounter` handles both as tiktoken does.
     """
