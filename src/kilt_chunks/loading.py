@@ -2,7 +2,8 @@
 
 Supported inputs, chosen by ``kilt_path`` alone:
 
-* KILT JSON lines (``kilt_knowledgesource.json``, ``.jsonl``, optionally ``.gz``),
+* KILT JSON lines (``kilt_knowledgesource.json``, ``.jsonl``, optionally ``.gz``
+  or ``.zst``),
   one file or a directory of shards;
 * the Hugging Face ``facebook/kilt_wikipedia`` shape as Parquet (``.parquet``,
   one file or a directory of shards);
@@ -28,7 +29,7 @@ import threading
 import zlib
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import duckdb
 import numpy as np
@@ -90,7 +91,15 @@ RAW_PAGE_SCHEMA = pa.schema(
     ]
 )
 
-_JSON_SUFFIXES = (".json", ".jsonl", ".json.gz", ".jsonl.gz", ".ndjson")
+_JSON_SUFFIXES = (
+    ".json",
+    ".jsonl",
+    ".json.gz",
+    ".jsonl.gz",
+    ".json.zst",
+    ".jsonl.zst",
+    ".ndjson",
+)
 
 # The page fields read from each JSON line, with their types written out.
 # History values are read as text so that a string ``revid`` does not stop a
@@ -232,7 +241,11 @@ def detect_input_kind(kilt_path: str) -> InputKind:
         head = f.read(4)
     if head == b"PAR1":
         return "parquet"
-    if head[:2] == b"\x1f\x8b" or head[:1] in (b"{", b"", _BOM[:1]):
+    if (
+        head[:2] == b"\x1f\x8b"
+        or head == _ZSTD_MAGIC
+        or head[:1] in (b"{", b"", _BOM[:1])
+    ):
         return "jsonl"
     raise KiltInputError(
         f"kilt_path {kilt_path!r}: not KILT JSON lines or Parquet "
@@ -381,8 +394,7 @@ def _line_blocks(file: Path) -> Generator[pa.Table, None, None]:
         OSError, EOFError, zlib.error: If the file cannot be read (a truncated
             gzip file).
     """
-    opener = gzip.open if _is_gzip(file) else open
-    with opener(file, "rb") as f:
+    with _open_lines(file) as f:
         rest = b""
         skipping = False  # inside a line already longer than MAX_LINE_BYTES
         first = True
@@ -467,6 +479,22 @@ def _decoded_block(lines: list[bytes]) -> pa.Table:
 def _is_gzip(file: Path) -> bool:
     with file.open("rb") as f:
         return f.read(2) == b"\x1f\x8b"
+
+
+#: The magic number of a Zstandard frame.
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def _open_lines(file: Path) -> Any:
+    """``file`` opened for binary reads, decompressed when it is gzip or
+    Zstandard (by its first bytes; Zstandard through pyarrow's codec)."""
+    with file.open("rb") as f:
+        head = f.read(4)
+    if head[:2] == b"\x1f\x8b":
+        return gzip.open(file, "rb")
+    if head == _ZSTD_MAGIC:
+        return pa.input_stream(str(file), compression="zstd")
+    return file.open("rb")
 
 
 def _jsonl_batches(

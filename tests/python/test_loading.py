@@ -455,3 +455,15 @@ def test_a_line_over_the_limit_is_never_held_whole(
     ]
     assert loading._TOO_LONG == "line longer than 67,108,864 bytes"
     assert max(held) <= 1_000 + 256
+
+
+def test_zstd_pages_read_like_the_plain_file(tmp_path: Path) -> None:
+    """A Zstandard-compressed JSON lines file (``.jsonl.zst``) gives the rows
+    of the plain one."""
+    import pyarrow as pa
+
+    packed = tmp_path / "sample.jsonl.zst"
+    with pa.output_stream(str(packed), compression="zstd") as out:
+        out.write(SAMPLE_JSONL.read_bytes())
+    assert detect_input_kind(str(packed)) == "jsonl"
+    assert _rows(packed) == _rows(SAMPLE_JSONL)

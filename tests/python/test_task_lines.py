@@ -151,3 +151,23 @@ def test_ids_are_read_as_kilt_compares_them(tmp_path: Path) -> None:
     ]
     provenance = table.column("output").to_pylist()[4][0]["provenance"]
     assert [e["wikipedia_id"] for e in provenance] == [None, "39"]
+
+
+def test_a_zstd_task_file_reads_like_the_plain_one(tmp_path: Path) -> None:
+    """Issue 23: `.zst` task files were documented as accepted but read as
+    raw bytes (every line rejected as invalid UTF-8). They are decompressed
+    (pyarrow's Zstandard codec), the same lines with the same numbers."""
+    import pyarrow as pa
+
+    text = "".join(line(id=f"q{n}") for n in range(1, 3001)) + "not json\n"
+    plain = tmp_path / "plain" / "t-dev-kilt.jsonl"
+    packed = tmp_path / "packed" / "t-dev-kilt.jsonl.zst"
+    plain.parent.mkdir()
+    packed.parent.mkdir()
+    plain.write_text(text, encoding="utf-8")
+    with pa.output_stream(str(packed), compression="zstd") as out:
+        out.write(text.encode("utf-8"))
+    found = reasons(packed)
+    assert found == reasons(plain)
+    assert len(found) == 3001
+    assert [n for n, r in found.items() if r] == [3001]
