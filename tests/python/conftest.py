@@ -191,6 +191,34 @@ def copy_build(build: Build, workdir: Path) -> None:
         shutil.copyfile(scratch, workdir / "kilt_chunks.duckdb.scratch")
 
 
+#: What a clone holds that a build needs (the task fixtures for the recipes).
+PROJECT_PARTS = (
+    "dbt_project.yml",
+    "profiles.yml",
+    "models",
+    "python_models",
+    "macros",
+    "seeds",
+    "tests/dbt",
+    "tests/python/fixtures/kilt_tasks",
+    "analyses",
+    "data",
+)
+
+
+def copy_project(project: Path) -> Path:
+    """Copy what a clone holds that a build needs (:data:`PROJECT_PARTS`)
+    into the new folder ``project``; return it."""
+    for part in PROJECT_PARTS:
+        source, target = ROOT / part, project / part
+        if source.is_dir():
+            shutil.copytree(source, target)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source, target)
+    return project
+
+
 def read_pages(path: Path) -> list[dict]:
     """Pages of a KILT JSON lines file."""
     with path.open(encoding="utf-8") as f:

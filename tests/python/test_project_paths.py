@@ -3,27 +3,13 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import DBT, ROOT
+from conftest import DBT, copy_project
 from kilt_chunks.settings import project_path
-
-#: What a clone holds that a build needs.
-PROJECT_PARTS = (
-    "dbt_project.yml",
-    "profiles.yml",
-    "models",
-    "python_models",
-    "macros",
-    "seeds",
-    "tests/dbt",
-    "analyses",
-    "data",
-)
 
 
 def test_project_path_joins_only_relative_paths() -> None:
@@ -43,14 +29,7 @@ def test_a_build_from_another_folder_writes_only_into_the_project(
     path left at its relative default: the input is found, the database,
     scratch, logs, target and export all land in P, nothing in the current
     folder, and `kilt-chunks summary --db` from there reports P's export."""
-    project = tmp_path / "project"
-    for part in PROJECT_PARTS:
-        source = ROOT / part
-        if source.is_dir():
-            shutil.copytree(source, project / part)
-        elif source.exists():
-            (project / part).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(source, project / part)
+    project = copy_project(tmp_path / "project")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("KILT_CHUNKS_")}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,23 +11,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import ROOT, SAMPLE, Build, copy_build
+from conftest import ROOT, SAMPLE, Build, copy_build, copy_project
 
 RECIPES = ROOT / "docs" / "recipes.md"
-
-#: What a clone holds that the recipes use.
-PROJECT_PARTS = (
-    "dbt_project.yml",
-    "profiles.yml",
-    "models",
-    "python_models",
-    "macros",
-    "seeds",
-    "tests/dbt",
-    "tests/python/fixtures/kilt_tasks",
-    "analyses",
-    "data",
-)
 
 
 def recipe_blocks(text: str) -> list[str]:
@@ -69,14 +54,7 @@ def test_every_recipe_runs_on_the_sample(tmp_path: Path, sample_build: Build) ->
     its scratch database as the re-chunk recipe needs; its export is not
     copied: the recipe that reads exports/ builds it first): each block exits
     0 and prints what it says."""
-    project = tmp_path / "project"
-    for part in PROJECT_PARTS:
-        source, target = ROOT / part, project / part
-        if source.is_dir():
-            shutil.copytree(source, target)
-        else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(source, target)
+    project = copy_project(tmp_path / "project")
     (project / ".venv").symlink_to(Path(sys.prefix))
     copy_build(sample_build, project)
     outputs = [
