@@ -159,10 +159,22 @@ sections_numbered as (
 
 ),
 
+sections_decoded as (
+
+    -- Each section's paragraph codes (see part_paragraph_codes), parsed once.
+    select
+        sections_numbered.*,
+        string_split(rtrim(section.paragraph_codes, ','), ',')::integer[]
+            as paragraph_codes
+
+    from sections_numbered
+
+),
+
 sections_parsed as (
 
     select
-        sections_numbered.* exclude (section),
+        sections_decoded.* exclude (section, paragraph_codes),
         case
             when section.header is null then []::varchar[]
             else {{ kilt_section_path("regexp_replace(section.header, '\\n$', '')") }}
@@ -171,16 +183,12 @@ sections_parsed as (
         section.start_paragraph_id::integer as start_paragraph_id,
         section.end_paragraph_id::integer as end_paragraph_id,
         -- Paragraph ids p..q are the codes of this section, in order.
-        list_transform(
-            string_split(rtrim(section.paragraph_codes, ','), ','),
-            lambda code: code::integer // 2
-        )::integer[] as paragraph_text_lengths,
-        list_transform(
-            string_split(rtrim(section.paragraph_codes, ','), ','),
-            lambda code: code::integer % 2 * 10
-        )::integer[] as paragraph_start_characters
+        list_transform(paragraph_codes, lambda code: code // 2)::integer[]
+            as paragraph_text_lengths,
+        list_transform(paragraph_codes, lambda code: code % 2 * 10)::integer[]
+            as paragraph_start_characters
 
-    from sections_numbered
+    from sections_decoded
 
 ),
 
