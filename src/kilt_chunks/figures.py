@@ -28,13 +28,15 @@ FIGURES: dict[str, str] = {
 SHORT_CHUNK_TOKENS = 32
 
 
-def _pyplot() -> Any:
-    import matplotlib
+def _figure() -> Any:
+    """A new 1000 x 500 pixel figure, drawn by the Agg canvas (no display, no
+    pyplot state: matplotlib's advice for figures made outside a GUI)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    fig = Figure(figsize=(10, 5), dpi=100)
+    FigureCanvasAgg(fig)
+    return fig
 
 
 def _bars(
@@ -118,7 +120,6 @@ def draw_figures(
         The files written, in :data:`FIGURES` order (a histogram without rows,
         for an empty corpus, gives an empty plot).
     """
-    plt = _pyplot()
     by_name: dict[str, list[Mapping[str, Any]]] = {}
     for row in histograms:
         by_name.setdefault(row["histogram"], []).append(row)
@@ -126,7 +127,8 @@ def draw_figures(
         rows.sort(key=lambda row: row["bucket_start"])
     paths = []
     for name, caption in FIGURES.items():
-        fig, ax = plt.subplots(figsize=(10, 5), dpi=100)
+        fig = _figure()
+        ax = fig.subplots()
         if name == "tokens_per_chunk":
             rows = by_name.get(name, [])
             _bars(ax, rows, "tokens per chunk", "chunks")
@@ -191,6 +193,5 @@ def draw_figures(
         fig.tight_layout()
         path = folder / f"{name}.png"
         fig.savefig(path)
-        plt.close(fig)
         paths.append(path)
     return paths

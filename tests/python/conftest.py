@@ -72,6 +72,15 @@ def dbt_env(workdir: Path) -> dict[str, str]:
     return dbt_build_env(workdir / "kilt_chunks.duckdb")
 
 
+#: dbt flags that leave the data tests and unit tests out of a build.
+WITHOUT_DATA_TESTS = (
+    "--exclude-resource-type",
+    "test",
+    "--exclude-resource-type",
+    "unit_test",
+)
+
+
 def run_dbt_build(
     workdir: Path,
     kilt_path: Path | str,
@@ -80,8 +89,15 @@ def run_dbt_build(
     extra_vars: dict | None = None,
     check: bool = True,
     args: tuple[str, ...] = (),
+    data_tests: bool = True,
 ) -> Build:
-    """Run `dbt build` of this project in a subprocess, writing under workdir."""
+    """Run `dbt build` of this project in a subprocess, writing under workdir.
+
+    ``data_tests=False`` leaves out the project's data tests and unit tests
+    (:data:`WITHOUT_DATA_TESTS`): for tests of the build's mechanics (resume,
+    settings, export folders) that run the sample again, whose rows the
+    shared sample build's data tests already check. They take about a third
+    of a small build's node time."""
     workdir.mkdir(parents=True, exist_ok=True)
     export_dir = workdir / "exports"
     variables = {
@@ -94,6 +110,8 @@ def run_dbt_build(
         "workers": 1,
         **(extra_vars or {}),
     }
+    if not data_tests:
+        args = (*args, *WITHOUT_DATA_TESTS)
     cmd = dbt_command(workdir, variables, *args)
     if select:
         cmd += ["--select", select]

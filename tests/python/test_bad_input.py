@@ -328,16 +328,19 @@ def test_directory_of_shards_builds_like_one_file(
     gz = shards / "part-009.jsonl.gz"
     with gzip.open(gz, "wt", encoding="utf-8") as f:
         f.write("")  # an empty gzip shard is fine: other shards have pages
-    build = run_dbt_build(tmp_path / "build", shards, extra_vars={"export_dir": ""})
+    build = run_dbt_build(
+        tmp_path / "build", shards, extra_vars={"export_dir": ""}, data_tests=False
+    )
     ordered = "select * from kilt_chunks order by chunk_id"
     assert build.query(ordered) == sample_build.query(ordered)
     shutil.rmtree(shards)
 
 
 def test_dbt_commands_besides_build_never_read_the_input(tmp_path: Path) -> None:
-    """Only the loader model reads kilt_path: dbt compile, ls, show and docs
-    generate succeed with a kilt_path that does not exist (reading it would
-    stop them), and leave the built corpus as it was."""
+    """Only the loader model reads kilt_path: dbt ls, show and docs generate
+    (which compiles every node, as `dbt compile` does) succeed with a
+    kilt_path that does not exist (reading it would stop them), and leave the
+    built corpus as it was."""
     import subprocess
 
     from conftest import ROOT, dbt_command, dbt_env
@@ -350,14 +353,15 @@ def test_dbt_commands_besides_build_never_read_the_input(tmp_path: Path) -> None
         + "\n",
         encoding="utf-8",
     )
-    build = run_dbt_build(tmp_path, path, extra_vars={"export_dir": ""})
+    build = run_dbt_build(
+        tmp_path, path, extra_vars={"export_dir": ""}, data_tests=False
+    )
     audit_sql = (
         "select lines_read, pages_rejected, pages_duplicate from kilt_load_audit"
     )
     assert build.query(audit_sql) == [(2, 1, 1)]
     variables = {"kilt_path": str(tmp_path / "gone.jsonl"), "export_dir": ""}
     for command in (
-        ["compile"],
         ["ls"],
         ["docs", "generate"],
         ["show", "--inline", "select count(*) as n from kilt_chunks"],
@@ -387,7 +391,7 @@ def test_chunks_are_never_cut_from_sections_rebuilt_from_another_input(
     first = _page("1", "First", ["First\n", "Body one. " * 40 + "\n"])
     path.write_text(first + "\n", encoding="utf-8")
     keep = {"export_dir": "", "keep_scratch": True}
-    run_dbt_build(tmp_path, path, extra_vars=keep)
+    run_dbt_build(tmp_path, path, extra_vars=keep, data_tests=False)
     changed = _page("1", "First", ["First\n", "Other words. " * 40 + "\n"])
     path.write_text(changed + "\n", encoding="utf-8")
     reloaded = run_dbt_build(
@@ -395,6 +399,7 @@ def test_chunks_are_never_cut_from_sections_rebuilt_from_another_input(
         path,
         extra_vars=keep,
         select="base_kilt__pages int_sections_assembled int_paragraphs_classified",
+        data_tests=False,
     )
     assert reloaded.query("select is_reused from kilt_scratch.base_kilt__pages") == [
         (False,)
@@ -406,7 +411,9 @@ def test_chunks_are_never_cut_from_sections_rebuilt_from_another_input(
     assert "is not the text int_sections_chunked cut its chunks from" in (
         partial.output
     )
-    whole = run_dbt_build(tmp_path, path, extra_vars={"export_dir": ""})
+    whole = run_dbt_build(
+        tmp_path, path, extra_vars={"export_dir": ""}, data_tests=False
+    )
     assert whole.query("select distinct wikipedia_id from kilt_chunk_spans") == [("1",)]
     assert whole.query("select text like 'Other words.%' from kilt_chunks") == [(True,)]
     assert not (tmp_path / "kilt_chunks.duckdb.scratch").exists()

@@ -656,6 +656,7 @@ def test_a_second_database_keeps_out_of_the_first_export_and_uses_its_settings(
         select="tag:stats+",
         extra_vars={"export_dir": str(first_export)},
         check=False,
+        data_tests=False,
     )
     assert refused.returncode != 0
     assert (
@@ -673,6 +674,7 @@ def test_a_second_database_keeps_out_of_the_first_export_and_uses_its_settings(
         SAMPLE_JSONL,
         select="int_sections_chunked+",
         extra_vars={"chunk_size": 128, "keep_scratch": True},
+        data_tests=False,
     )
     assert second.query(
         "select setting, value from kilt_build_settings order by setting"
@@ -691,6 +693,7 @@ def test_a_second_database_keeps_out_of_the_first_export_and_uses_its_settings(
         select="tag:stats+",
         extra_vars={"chunk_size": 256},
         check=False,
+        data_tests=False,
     )
     assert contradicted.returncode != 0
     assert (
@@ -700,7 +703,7 @@ def test_a_second_database_keeps_out_of_the_first_export_and_uses_its_settings(
     ) in contradicted.output
     assert second.query(stats_sql) == stats
 
-    run_dbt_build(workdir, SAMPLE_JSONL, select="tag:stats+")
+    run_dbt_build(workdir, SAMPLE_JSONL, select="tag:stats+", data_tests=False)
     compiled = (
         workdir / "target/run/kilt_pipeline/models/marts/stats/kilt_corpus_stats.sql"
     ).read_text()
@@ -735,7 +738,9 @@ def test_an_export_built_under_an_unusual_path_publishes_no_path_of_it(
     shutil.copy(SAMPLE_JSONL, pages)
     tasks = root / "tâches"
     shutil.copytree(FIXTURES / "kilt_tasks", tasks)
-    build = run_dbt_build(root / "build", pages, extra_vars={"kilt_tasks": str(tasks)})
+    build = run_dbt_build(
+        root / "build", pages, extra_vars={"kilt_tasks": str(tasks)}, data_tests=False
+    )
     needles = {str(root), str(root.resolve()), root.name}
     files = [p for p in build.export_dir.rglob("*") if p.is_file()]
     assert any(p.suffix == ".parquet" for p in files)

@@ -192,6 +192,7 @@ def test_partial_build_creates_a_missing_export_dir(
         select="kilt_chunks+",
         # Kept for the second partial build below, which needs the sections.
         extra_vars={"export_dir": str(nested), "keep_scratch": True},
+        data_tests=False,
     )
     summary = build_summary(db_path)
     assert "(a partial run: it did not chunk)" in summary

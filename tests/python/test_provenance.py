@@ -358,6 +358,7 @@ def test_partial_marts_build_keeps_qrels_and_other_files(
         SAMPLE_JSONL,
         select="int_task_lines_read+ kilt_build_info",
         extra_vars=task_vars,
+        data_tests=False,
     )
     qrels = exports / "qrels" / f"{TASK}.qrels"
     written = qrels.read_text(encoding="utf-8")
@@ -367,6 +368,7 @@ def test_partial_marts_build_keeps_qrels_and_other_files(
         SAMPLE_JSONL,
         select="path:models/marts kilt_export",
         extra_vars=task_vars,
+        data_tests=False,
     )
     assert qrels.read_text(encoding="utf-8") == written
     assert (exports / "notes.txt").read_text() == "mine\n"

@@ -98,7 +98,7 @@ def test_killed_build_resumes_to_identical_output(
     assert "kilt_chunks" not in tables
 
     resumed = run_dbt_build(
-        tmp_path, SAMPLE_JSONL, extra_vars={**slow, "export_dir": ""}
+        tmp_path, SAMPLE_JSONL, extra_vars={**slow, "export_dir": ""}, data_tests=False
     )
     assert resumed.query(ORDERED) == sample_build.query(ORDERED)
     assert resumed.query("select count(*) from kilt_chunks") == [(TOTAL_CHUNKS,)]
@@ -108,12 +108,15 @@ def test_killed_build_resumes_to_identical_output(
 
 
 @pytest.mark.dbt
-def test_rerun_is_idempotent_and_full_refresh_rebuilds(tmp_path: Path) -> None:
-    keep = {"export_dir": "", "keep_scratch": True}
-    first = run_dbt_build(tmp_path, SAMPLE_JSONL, extra_vars=keep)
-    rows = first.query(ORDERED)
+def test_rerun_is_idempotent_and_full_refresh_rebuilds(
+    tmp_path: Path, sample_build: Build
+) -> None:
+    # The first build: a copy of the shared sample build (scratch kept).
+    copy_build(sample_build, tmp_path)
+    rows = sample_build.query(ORDERED)
     assert len(rows) == TOTAL_CHUNKS
-    again = run_dbt_build(tmp_path, SAMPLE_JSONL, extra_vars=keep)
+    keep = {"export_dir": "", "keep_scratch": True}
+    again = run_dbt_build(tmp_path, SAMPLE_JSONL, extra_vars=keep, data_tests=False)
     assert again.query(ORDERED) == rows
     # Issue 21 item 15: a rerun that reuses the stored load left
     # base_kilt__pages__dbt_tmp<timestamp> behind in the scratch database.
@@ -128,7 +131,11 @@ def test_rerun_is_idempotent_and_full_refresh_rebuilds(tmp_path: Path) -> None:
         == []
     )
     refreshed = run_dbt_build(
-        tmp_path, SAMPLE_JSONL, extra_vars={"export_dir": ""}, args=("--full-refresh",)
+        tmp_path,
+        SAMPLE_JSONL,
+        extra_vars={"export_dir": ""},
+        args=("--full-refresh",),
+        data_tests=False,
     )
     assert refreshed.query(ORDERED) == rows
     # No copies of the chunks pile up across reruns.
@@ -148,7 +155,9 @@ def test_changed_input_does_not_reuse_old_chunks(
     first_page = SAMPLE_JSONL.read_text(encoding="utf-8").splitlines()[0]
     smaller = tmp_path / "one_page.jsonl"
     smaller.write_text(first_page + "\n", encoding="utf-8")
-    build = run_dbt_build(tmp_path, smaller, extra_vars={"export_dir": ""})
+    build = run_dbt_build(
+        tmp_path, smaller, extra_vars={"export_dir": ""}, data_tests=False
+    )
     assert build.query("select distinct wikipedia_id from kilt_chunks") == [("12",)]
     assert build.query(
         "select sum(num_chunks) from kilt_chunking_checkpoint"
