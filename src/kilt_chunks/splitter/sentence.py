@@ -83,6 +83,7 @@ from kilt_chunks.splitter.tokens import (
 __all__ = [
     "DEFAULT_CHUNK_SIZE",
     "FastSentenceSplitter",
+    "SplitterSettings",
     "check_chunk_size",
     "split_keep_separator",
 ]
@@ -151,7 +152,33 @@ def piece_offsets(text: str, pieces: list[tuple[str, int]]) -> list[int]:
     return offsets
 
 
-class FastSentenceSplitter:
+class SplitterSettings:
+    """The three settings of a splitter, checked and kept; a splitter pickles
+    as its constructor call with them (worker processes rebuild the
+    tokenizer hooks instead of pickling them).
+
+    Args:
+        chunk_size: Chunk size in tokens (> 0).
+        chunk_overlap: Tokens of overlap, ``0 <= chunk_overlap < chunk_size``.
+        tokenizer: Tokenizer name or ``tokenizer.json`` path.
+
+    Raises:
+        ValueError: ``chunk_size`` or ``chunk_overlap`` is out of range.
+    """
+
+    def __init__(self, chunk_size: int, chunk_overlap: int, tokenizer: str) -> None:
+        check_chunk_size(chunk_size)
+        check_chunk_overlap(chunk_overlap, chunk_size)
+        self.chunk_size = chunk_size
+        self.chunk_overlap = chunk_overlap
+        self.tokenizer = tokenizer
+
+    def __reduce__(self) -> tuple[type[SplitterSettings], tuple[int, int, str]]:
+        """Pickle as the constructor call of this splitter's class."""
+        return (type(self), (self.chunk_size, self.chunk_overlap, self.tokenizer))
+
+
+class FastSentenceSplitter(SplitterSettings):
     """Byte-identical, faster ``SentenceSplitter(chunk_size, chunk_overlap,
     tokenizer)``.
 
@@ -188,11 +215,7 @@ class FastSentenceSplitter:
         chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
         tokenizer: str = DEFAULT_TOKENIZER,
     ) -> None:
-        check_chunk_size(chunk_size)
-        check_chunk_overlap(chunk_overlap, chunk_size)
-        self.chunk_size = chunk_size
-        self.chunk_overlap = chunk_overlap
-        self.tokenizer = tokenizer
+        super().__init__(chunk_size, chunk_overlap, tokenizer)
         self._punkt = UntrainedPunkt()
         if tokenizer == DEFAULT_TOKENIZER:
             counter = get_token_counter()
@@ -220,15 +243,6 @@ class FastSentenceSplitter:
         # A piece can count 0 tokens (white space under WordPiece): stock's
         # overlap step then carries it even with overlap 0.
         self._merge = self._merge_overlapping  # type: ignore[method-assign]
-
-    def __reduce__(
-        self,
-    ) -> tuple[type[FastSentenceSplitter], tuple[int, int, str]]:
-        """Pickle as the constructor call (the tokenizer hooks are rebuilt)."""
-        return (
-            FastSentenceSplitter,
-            (self.chunk_size, self.chunk_overlap, self.tokenizer),
-        )
 
     def split_text(self, text: str) -> list[str]:
         """Split ``text`` into chunks of at most about ``chunk_size`` tokens.

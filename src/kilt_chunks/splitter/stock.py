@@ -14,10 +14,9 @@ from typing import Any
 from kilt_chunks.splitter.options import (
     DEFAULT_CHUNK_OVERLAP,
     DEFAULT_TOKENIZER,
-    check_chunk_overlap,
     tokenizer_function,
 )
-from kilt_chunks.splitter.sentence import DEFAULT_CHUNK_SIZE, check_chunk_size
+from kilt_chunks.splitter.sentence import DEFAULT_CHUNK_SIZE, SplitterSettings
 from kilt_chunks.splitter.tokens import get_token_counter
 
 __all__ = ["StockSentenceSplitter", "locate_overlapping_chunks"]
@@ -57,7 +56,7 @@ def locate_overlapping_chunks(text: str, chunks: list[str]) -> list[tuple[int, i
     return spans
 
 
-class StockSentenceSplitter:
+class StockSentenceSplitter(SplitterSettings):
     """``SentenceSplitter(chunk_size, chunk_overlap, tokenizer)`` of LlamaIndex.
 
     Source: ``llama_index.core.node_parser.SentenceSplitter`` (llama-index-core
@@ -82,11 +81,7 @@ class StockSentenceSplitter:
     ) -> None:
         from llama_index.core.node_parser import SentenceSplitter
 
-        check_chunk_size(chunk_size)
-        check_chunk_overlap(chunk_overlap, chunk_size)
-        self.chunk_size = chunk_size
-        self.chunk_overlap = chunk_overlap
-        self.tokenizer = tokenizer
+        super().__init__(chunk_size, chunk_overlap, tokenizer)
         encode = tokenizer_function(tokenizer)
         self._splitter: Any = SentenceSplitter(
             chunk_size=chunk_size, chunk_overlap=chunk_overlap, tokenizer=encode
@@ -95,15 +90,6 @@ class StockSentenceSplitter:
             self._count = get_token_counter().count
         else:
             self._count = lambda text: len(encode(text))
-
-    def __reduce__(
-        self,
-    ) -> tuple[type[StockSentenceSplitter], tuple[int, int, str]]:
-        """Pickle as the constructor call."""
-        return (
-            StockSentenceSplitter,
-            (self.chunk_size, self.chunk_overlap, self.tokenizer),
-        )
 
     def split_text(self, text: str) -> list[str]:
         """LlamaIndex's ``split_text(text)``: the chunk strings, stripped, in text
