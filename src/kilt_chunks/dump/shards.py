@@ -121,14 +121,21 @@ class JsonlGzWriter:
     The gzip header is fixed (no file name, mtime 0) and deflate's output
     does not depend on how the input is cut into writes, so the same rows
     always give the same bytes.
+
+    Args:
+        path: The file to write.
+        level: gzip level: 6 (gzip's default) for the final shards; the map
+            shards, read once by the resolve step, use 1 (measured on the
+            English test dump's pages: a quarter of level 6's CPU, files
+            18% larger).
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, level: int = 6) -> None:
         self.path = path
         self.tmp = path.with_name(path.name + ".tmp")
         self._raw = self.tmp.open("wb")
         self._gz = gzip.GzipFile(
-            filename="", mode="wb", compresslevel=6, fileobj=self._raw, mtime=0
+            filename="", mode="wb", compresslevel=level, fileobj=self._raw, mtime=0
         )
         self.rows = 0
 
@@ -227,7 +234,7 @@ def run_split(job: SplitJob) -> SplitResult:
     first = job.site.first_letter
     progress = progress_path(job.work_dir, job.index)
     reported = time.monotonic()
-    with JsonlGzWriter(map_path(job.work_dir, job.index)) as shard:
+    with JsonlGzWriter(map_path(job.work_dir, job.index), level=1) as shard:
         for page in _pages(job):
             if time.monotonic() - reported > 5:  # read by the driver's reports
                 reported = time.monotonic()
