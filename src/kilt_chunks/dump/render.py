@@ -55,7 +55,6 @@ the run: not reproducible); anchor markup is never kept inside headings.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Any
 from urllib.parse import quote
 
@@ -169,10 +168,9 @@ def normalize_title(title: str, first_letter: bool = True) -> str:
     return title
 
 
-@lru_cache(maxsize=1 << 16)
 def _href(target: str, first_letter: bool) -> tuple[str, str]:
     """``(href, normalized title)`` of a link target (2.75's ``quote()`` of
-    its UTF-8; cached: a split links the same pages again and again)."""
+    its UTF-8)."""
     return quote(target.encode("utf-8")), normalize_title(target, first_letter)
 
 
@@ -183,6 +181,7 @@ class _Renderer:
         self.site = site
         self.keep_colon_links = keep_colon_links
         self.hrefs: list[tuple[str, str]] = []  # (href, normalized target)
+        self.href_of: dict[str, tuple[str, str]] = {}  # the page's targets
         self.categories: list[str] = []
         self.counters = {"formula": 0, "codice": 0}
 
@@ -291,7 +290,10 @@ class _Renderer:
         if not label:
             return ""
         number = len(self.hrefs)
-        self.hrefs.append(_href(target, self.site.first_letter))
+        href = self.href_of.get(target)
+        if href is None:  # a page often links the same target again
+            href = self.href_of[target] = _href(target, self.site.first_letter)
+        self.hrefs.append(href)
         return f"{OPEN}{number}{MID}{label}{CLOSE}"
 
     def link(self, node: Wikilink) -> str:
