@@ -213,13 +213,11 @@ def resolve_shard(job: ResolveJob) -> int:
     if final.exists():
         return final.stat().st_size
     source = map_path(job.work_dir, job.index)
-    targets: set[str] = set()
-    page_ids: list[int] = []
-    with gzip.open(source, "rt", encoding="utf-8") as f:  # pass 1: the targets
-        for line in f:
-            page = json.loads(line)
-            targets.update(a["wikipedia_title"] for a in page["anchors"])
-            page_ids.append(int(page["wikipedia_id"]))
+    # the split's anchor targets and page ids, from its side file (the map
+    # shard is read once, below)
+    side = json.loads(side_path(job.work_dir, job.index).read_text(encoding="utf-8"))
+    targets: list[str] = side["targets"]
+    page_ids = [int(page_id) for _, page_id in side["titles"]]
     found: dict[str, tuple[str, str]] = {}
     qids: dict[str, str] = {}
     if targets or (job.wikidata and page_ids):
@@ -229,7 +227,7 @@ def resolve_shard(job: ResolveJob) -> int:
                 "select l.title, l.wikipedia_title, l.wikipedia_id"
                 " from lookup as l semi join (select unnest(?) as t) as q"
                 " on l.title = q.t",
-                [sorted(targets)],
+                [targets],
             ).fetchall()
             if job.wikidata:
                 qids = dict(
@@ -243,7 +241,7 @@ def resolve_shard(job: ResolveJob) -> int:
                 )
         found = {t: (w, i) for t, w, i in rows}
     with (
-        gzip.open(source, "rt", encoding="utf-8") as f,  # pass 2: rewrite
+        gzip.open(source, "rt", encoding="utf-8") as f,
         JsonlGzWriter(final) as out,
     ):
         for line in f:

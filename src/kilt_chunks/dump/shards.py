@@ -99,7 +99,8 @@ def progress_path(work_dir: Path | str, index: int) -> Path:
 
 
 def side_path(work_dir: Path | str, index: int) -> Path:
-    """The side file (titles, redirects, skipped, stats) of split ``index``."""
+    """The side file (titles, redirects, skipped, anchor targets, stats) of
+    split ``index``."""
     return Path(work_dir) / f"map-{index:05d}.side.json"
 
 
@@ -230,6 +231,7 @@ def run_split(job: SplitJob) -> SplitResult:
     skipped: Counter[str] = Counter()
     failures: list[dict[str, Any]] = []
     titles: list[tuple[str, int]] = []
+    targets: set[str] = set()  # anchor targets, for the resolve step
     redirects: list[tuple[str, str, int]] = []
     first = job.site.first_letter
     progress = progress_path(job.work_dir, job.index)
@@ -271,6 +273,7 @@ def run_split(job: SplitJob) -> SplitResult:
                 continue
             shard.write(row)
             titles.append((page.title, page.page_id))
+            targets.update(a["wikipedia_title"] for a in row["anchors"])
     result.pages = shard.rows
     result.shard_bytes = shard.path.stat().st_size
     result.redirects = len(redirects)
@@ -283,6 +286,7 @@ def run_split(job: SplitJob) -> SplitResult:
         "titles": titles,
         "redirects": redirects,
         "failures": failures,
+        "targets": sorted(targets),
     }
     atomic_write(side, json.dumps(side_doc, ensure_ascii=False).encode("utf-8"))
     progress.unlink(missing_ok=True)
