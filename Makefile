@@ -73,7 +73,8 @@ DUMP_FIXTURE := tests/python/fixtures/dumps/enwiki-latest-pages-articles1.xml-p0
 demo-dump: setup
 	rm -rf $(DUMP_DEMO) && mkdir -p $(DUMP_DEMO)
 	$(BIN)/python -c "from pathlib import Path; from kilt_chunks.dump.multistream import write_multistream_from_export as w; w(Path('$(DUMP_FIXTURE)'), Path('$(DUMP_DEMO)/enwiki-20160501-pages-articles-multistream.xml.bz2'), Path('$(DUMP_DEMO)/enwiki-20160501-pages-articles-multistream-index.txt.bz2'))"
-	$(BIN)/kilt-chunks from-dump $(DUMP_DEMO)/enwiki-20160501-pages-articles-multistream.xml.bz2 --out $(DUMP_DEMO)/out --workers 2
+	$(BIN)/kilt-chunks from-dump $(DUMP_DEMO)/enwiki-20160501-pages-articles-multistream.xml.bz2 --out $(DUMP_DEMO)/out --workers 2 \
+		--page-props tests/python/fixtures/dumps/enwiki-latest-page_props-shortened.sql.gz
 	$(BIN)/dbt build --project-dir . --profiles-dir . --vars '{kilt_path: $(DUMP_DEMO)/out/pages/}'
 	$(BIN)/kilt-chunks summary
 

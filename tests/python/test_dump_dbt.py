@@ -1,10 +1,17 @@
 """The pages ``from-dump`` writes are read by the loader and chunked by
-``dbt build`` unchanged (one build of the English test dump)."""
+``dbt build`` unchanged (one build of the English test dump, with the
+page_props fixture: pages with and without ``wikidata_info``)."""
 
 from __future__ import annotations
 
 import pytest
-from dump_helpers import ENWIKI, ENWIKI_ARTICLES, multistream, shared_dump_build
+from dump_helpers import (
+    DUMPS,
+    ENWIKI,
+    ENWIKI_ARTICLES,
+    multistream,
+    shared_dump_build,
+)
 
 from conftest import run_dbt_build
 
@@ -15,7 +22,14 @@ pytestmark = pytest.mark.dbt
 @pytest.fixture(scope="module")
 def dump_pages(tmp_path_factory):
     dump = multistream(tmp_path_factory, ENWIKI, "enwiki100", 10)
-    out = shared_dump_build(tmp_path_factory, "enwiki", dump, splits=4, workers=2)
+    out = shared_dump_build(
+        tmp_path_factory,
+        "enwiki_wikidata",
+        dump,
+        splits=4,
+        workers=2,
+        page_props=DUMPS / "enwiki-latest-page_props-shortened.sql.gz",
+    )
     return out / "pages"
 
 
@@ -41,3 +55,12 @@ def test_dbt_build_chunks_every_dump_page(tmp_path, dump_pages):
         "select any_value(url) from kilt_chunks where wikipedia_id = '12'"
     )
     assert url == "https://en.wikipedia.org/w/index.php?title=Anarchism&oldid=716551092"
+    # wikidata_info from page_props; NULL for the pages without it
+    ids = dict(
+        build.query(
+            "select wikipedia_id, any_value(wikidata_id) from kilt_chunks"
+            " group by wikipedia_id"
+        )
+    )
+    assert ids["12"] == "Q6199" and ids["25"] == "Q38404"
+    assert sum(v is not None for v in ids.values()) == 10 and ids["330"] is None

@@ -29,7 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from kilt_chunks.dump.multistream import Split, index_path_for, plan_splits, read_index
-from kilt_chunks.dump.resolve import ResolveJob, build_lookup, resolve_shard, shard_name
+from kilt_chunks.dump.pageprops import PagePropsError
+from kilt_chunks.dump.resolve import (
+    WIKIDATA_COUNTS,
+    ResolveJob,
+    build_lookup,
+    resolve_shard,
+    shard_name,
+)
 from kilt_chunks.dump.shards import (
     SplitJob,
     SplitResult,
@@ -241,6 +248,7 @@ def build_from_dump(  # noqa: C901 - one run, in order
     namespace_aliases: dict[str, int] | None = None,
     redirect_words: tuple[str, ...] = (),
     keep_colon_links: bool = False,
+    page_props: Path | None = None,
 ) -> dict[str, Any]:
     """Build KILT pages from one dump (or its part files) into ``out_dir``.
 
@@ -266,13 +274,17 @@ def build_from_dump(  # noqa: C901 - one run, in order
         redirect_words: More redirect magic words (without ``#``).
         keep_colon_links: Keep links with an unknown ``prefix:`` (KILT and
             WikiExtractor 2.75 drop them).
+        page_props: Wikimedia's ``<wiki>-<date>-page_props.sql.gz`` of the
+            same wiki: pages with a ``wikibase_item`` get
+            ``wikidata_info: {"wikidata_id": "Q..."}``.
 
     Returns:
         The manifest (also written to ``out_dir/manifest.json``).
 
     Raises:
-        DumpBuildError: Missing input or index, a work folder of another
-            plan, or a split whose input cannot be read.
+        DumpBuildError: Missing input, index or page_props file, a work
+            folder of another plan, a split whose input cannot be read, or a
+            page_props file that cannot be parsed.
     """
     started = time.monotonic()
     if not inputs:
@@ -282,6 +294,8 @@ def build_from_dump(  # noqa: C901 - one run, in order
             raise DumpBuildError(f"{path}: no such dump file")
     if indexes and len(indexes) != len(inputs):
         raise DumpBuildError("give one --index per dump file")
+    if page_props is not None and not page_props.is_file():
+        raise DumpBuildError(f"{page_props}: no such page_props file")
     marker = out_dir / MARKER
     if marker.exists():
         return json.loads((out_dir / "manifest.json").read_text(encoding="utf-8"))
@@ -333,6 +347,7 @@ def build_from_dump(  # noqa: C901 - one run, in order
         "requested_splits": splits,
         "split_mb": split_mb,
         "settings": settings,
+        "page_props": str(page_props) if page_props else None,
     }
     plan_file = work_dir / "plan.json"
     if plan_file.exists():
@@ -409,10 +424,12 @@ def build_from_dump(  # noqa: C901 - one run, in order
         map_seconds = time.monotonic() - map_started
         tick(final=True)
         n_splits = len(results)
-        lookup = build_lookup(work_dir, n_splits, out_dir)
+        lookup = build_lookup(work_dir, n_splits, out_dir, page_props)
         sizes: dict[int, int] = {}
         resolve_jobs = [
-            ResolveJob(i, n_splits, str(work_dir), str(pages_dir))
+            ResolveJob(
+                i, n_splits, str(work_dir), str(pages_dir), page_props is not None
+            )
             for i in range(n_splits)
         ]
         _run_all(
@@ -426,6 +443,8 @@ def build_from_dump(  # noqa: C901 - one run, in order
         )
         for i in range(n_splits):
             sizes[i] = (pages_dir / shard_name(i, n_splits)).stat().st_size
+    except PagePropsError as exc:
+        raise DumpBuildError(f"page_props: {exc}") from exc
     except (OSError, ValueError) as exc:
         raise DumpBuildError(f"a split failed: {type(exc).__name__}: {exc}") from exc
     finally:
@@ -450,7 +469,11 @@ def build_from_dump(  # noqa: C901 - one run, in order
         },
         "sources": [
             {"path": str(p), "bytes": p.stat().st_size, "sha1": _sha1(p)}
-            for p in [*inputs, *[i for i in (indexes or []) if i]]
+            for p in [
+                *inputs,
+                *[i for i in (indexes or []) if i],
+                *([page_props] if page_props else []),
+            ]
         ],
         "wiki": site.dbname or site.lang,
         "dump_date": _dump_date(inputs[0].name),
@@ -470,7 +493,12 @@ def build_from_dump(  # noqa: C901 - one run, in order
         "pages": sum(r.pages for r in ordered),
         "wikitext_bytes": wikitext,
         "skipped": dict(sorted(skipped.items())),
-        "lookup": lookup,
+        "lookup": {k: v for k, v in lookup.items() if k not in WIKIDATA_COUNTS},
+        "wikidata": (
+            {"page_props": str(page_props), **{k: lookup[k] for k in WIKIDATA_COUNTS}}
+            if page_props
+            else None
+        ),
         "run": {
             "engine": engine,
             "workers": workers,

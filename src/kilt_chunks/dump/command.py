@@ -79,6 +79,13 @@ def add_dump_commands(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="keep links with an unknown prefix: (KILT drops them)",
     )
+    build.add_argument(
+        "--page-props",
+        type=Path,
+        metavar="PATH",
+        help="the wiki's <wiki>-<date>-page_props.sql.gz: adds wikidata_info"
+        " (the wikibase_item Q id) to the pages that have one",
+    )
     build.add_argument("--keep-work", action="store_true", help="keep OUT/work/")
     compare = commands.add_parser(
         "compare-pages",
@@ -122,10 +129,17 @@ def run_dump_command(args: argparse.Namespace) -> str:
             namespace_aliases=dict(args.namespace_alias),
             redirect_words=tuple(args.redirect_word),
             keep_colon_links=args.keep_colon_links,
+            page_props=args.page_props,
         )
         skipped = ", ".join(f"{k} {v:,}" for k, v in manifest["skipped"].items())
+        wikidata = manifest.get("wikidata")
+        with_ids = (
+            f" ({wikidata['pages_with_wikidata_id']:,} with a Wikidata id)"
+            if wikidata
+            else ""
+        )
         return (
-            f"kilt-chunks: {manifest['pages']:,} pages in"
+            f"kilt-chunks: {manifest['pages']:,} pages{with_ids} in"
             f" {len(manifest['shards'])} shards under {args.out / 'pages'}"
             f" (skipped: {skipped or 'none'});"
             f" next: dbt build --vars '{{kilt_path: {args.out / 'pages'}/}}'"

@@ -33,6 +33,16 @@ order:
    ``}`` (table residue), ``(...)`` lines, lines of ``.``/``-`` only, and
    lines starting with a space after a section's first line are dropped.
 
+Speed: most of mwparserfromhell's time goes to building its node tree (its
+C tokenizer is fast; the tree is built in Python), so the nodes that would
+only be turned back into text are kept from it, with the same output
+(tests/python/test_dump_render_fastpath.py compares with the parser alone):
+plain links (``[[target]]``, ``[[target|label]]`` without markup, ``:`` or
+an open ``[`` before them, outside ``nowiki``/``pre``/``math``/...) become
+anchor markers by a regular expression before parsing, and list marks at
+the start of lines are hidden from the parser behind stand-in characters
+and put back after it.
+
 2.75's quirks, decided (documented in docs/dump.md): a link whose target has
 a ``prefix:`` that is neither a namespace nor ``w:``/``wikt:``
 (``[[Star Wars: Episode IV|...]]``) leaves nothing, as in 2.75 and so in
@@ -49,6 +59,7 @@ from typing import Any
 from urllib.parse import quote
 
 import mwparserfromhell
+from mwparserfromhell.definitions import PARSER_BLACKLIST
 from mwparserfromhell.nodes import (
     Argument,
     Comment,
@@ -84,6 +95,12 @@ _LANG_PREFIX = re.compile(r"^[a-z]{2,3}(-[a-z]+)*$")
 
 # Anchor markers in the flat text: OPEN <number> MID label CLOSE.
 OPEN, MID, CLOSE = "\ue000", "\ue001", "\ue002"
+# List marks at the start of a line, hidden from the parser (it would make
+# each a Tag node, which the renderer turns back into the same character)
+# and put back in the flat text.
+_HIDDEN_MARKS = {"*": "\ue003", "#": "\ue004", ":": "\ue005", ";": "\ue006"}
+_HIDE_MARKS = str.maketrans(_HIDDEN_MARKS)
+_LIST_MARKS = re.compile(r"^[*#:;]+", re.M)
 _MARKER = re.compile(f"{OPEN}(\\d+){MID}|{CLOSE}")
 _ANY_MARKER = re.compile(f"{OPEN}\\d+{MID}|{CLOSE}")
 
@@ -112,6 +129,25 @@ _TEMPLATE = re.compile(r"\{\{[^{}]*\}\}")
 _TABLE = re.compile(r"\{\|(?:(?!\{\|).)*?\|\}", re.S)
 
 
+# The fast path for plain links (see _Renderer.plain_links): a [[target]] or
+# [[target|label]] with no markup, no namespace and no second "|", not
+# inside [...] brackets; and the tags whose content mwparserfromhell does
+# not parse (a link there is text), on pages that the fast path then skips.
+_PLAIN_LINK = re.compile(
+    r"(?<!\[)\[\[([^\[\]{}<>&|:\n]*)(?:\|([^\[\]{}<>&|\n]*))?\]\](?!\])"
+)
+# From such a tag to its first closing tag (or the end of the text): a
+# stretch that holds every place where the parser leaves the tag's content
+# as text (its content ends at the first closing tag; unclosed, the tag is
+# text and so is nothing after it: a larger stretch is only slower).
+_UNPARSED = re.compile(
+    r"<\s*("
+    + "|".join(sorted(PARSER_BLACKLIST, key=len, reverse=True))
+    + r")\b.*?(?:</\s*\1\s*>|\Z)",
+    re.I | re.S,
+)
+
+
 def _drop_nested(text: str) -> str:
     for opener, pattern in (("{{", _TEMPLATE), ("{|", _TABLE)):
         while opener in text:
@@ -132,6 +168,12 @@ def normalize_title(title: str, first_letter: bool = True) -> str:
     return title
 
 
+def _href(target: str, first_letter: bool) -> tuple[str, str]:
+    """``(href, normalized title)`` of a link target (2.75's ``quote()`` of
+    its UTF-8)."""
+    return quote(target.encode("utf-8")), normalize_title(target, first_letter)
+
+
 class _Renderer:
     """State of one page's rendering (anchors, categories, placeholders)."""
 
@@ -139,6 +181,7 @@ class _Renderer:
         self.site = site
         self.keep_colon_links = keep_colon_links
         self.hrefs: list[tuple[str, str]] = []  # (href, normalized target)
+        self.href_of: dict[str, tuple[str, str]] = {}  # the page's targets
         self.categories: list[str] = []
         self.counters = {"formula": 0, "codice": 0}
 
@@ -194,6 +237,65 @@ class _Renderer:
             return str(node.contents) if node.contents is not None else ""
         return self.code(node.contents)
 
+    def plain_links(self, text: str) -> str:
+        """Render the plain links of ``text`` before parsing, in text order.
+
+        mwparserfromhell would parse each into a Wikilink whose title and
+        label are one Text node each, and :meth:`link` would turn it into
+        the same anchor marker: doing it with one regular expression spares
+        the parser's tree building, most of its time. Same output (the
+        shard bytes of the bundled dumps are compared in the tests): a
+        marker where a link was is rendered as a link would be in every
+        context (dropped with discarded elements, stripped from headings and
+        labels); only the anchor numbers differ, and they order anchors
+        only between equal offsets, which dropped markers never reach.
+        Links with a ``:`` go to the parser (categories keep their order),
+        and so do the links between a tag whose content the parser leaves
+        as text (``nowiki``, ``pre``, ``math``, ...) and its closing tag (a
+        plain link holds no ``<``, so none crosses such a stretch), and the
+        links after a ``[`` not yet closed by a ``]`` (inside a link or an
+        external link, where the parser may not make them links).
+        """
+        if "[[" not in text:
+            return text
+        unparsed = [m.span() for m in _UNPARSED.finditer(text)]
+        out: list[str] = []
+        cur = 0
+        for m in _PLAIN_LINK.finditer(text):
+            start = m.start()
+            while unparsed and unparsed[0][1] <= start:
+                unparsed.pop(0)
+            if unparsed and unparsed[0][0] <= start:
+                continue  # inside a tag the parser leaves as text
+            # inside an open [ or [[ (a link's title or label, an external
+            # link's URL) the parser may not make it a link: left to it
+            before = text.rfind("[", 0, start)
+            if before >= 0 and "]" not in text[before:start]:
+                continue
+            title, label = m.group(1), m.group(2)
+            target = title.strip()
+            if not target:
+                continue
+            out.append(text[cur:start])
+            out.append(self.anchor(target, title if label is None else label.strip()))
+            cur = m.end()
+        out.append(text[cur:])
+        return "".join(out)
+
+    def anchor(self, target: str, label: str) -> str:
+        """The marker of a link to ``target`` showing ``label`` (nothing
+        when the label is empty), recording its href and target."""
+        if OPEN in label or CLOSE in label:
+            label = _ANY_MARKER.sub("", label)
+        if not label:
+            return ""
+        number = len(self.hrefs)
+        href = self.href_of.get(target)
+        if href is None:  # a page often links the same target again
+            href = self.href_of[target] = _href(target, self.site.first_letter)
+        self.hrefs.append(href)
+        return f"{OPEN}{number}{MID}{label}{CLOSE}"
+
     def link(self, node: Wikilink) -> str:
         target = str(node.title).strip()
         leading_colon = target.startswith(":")
@@ -216,39 +318,38 @@ class _Renderer:
             label = str(node.title)
         else:
             raw = str(node.text)
-            if "|" in raw and "[[" not in raw:  # [[a|b|c]]: 2.75 takes c
+            # [[a|b|c]]: 2.75 takes c (a plain link's marker counts as [[)
+            if "|" in raw and "[[" not in raw and OPEN not in raw:
                 code = mwparserfromhell.parse(
                     raw.rsplit("|", 1)[1], skip_style_tags=True
                 )
                 label = self.code(code).strip()
             else:
                 label = self.code(node.text).strip()
-        label = _ANY_MARKER.sub("", label)
-        if not label:
-            return ""
-        number = len(self.hrefs)
-        self.hrefs.append(
-            (
-                quote(target.encode("utf-8")),
-                normalize_title(target, self.site.first_letter),
-            )
-        )
-        return f"{OPEN}{number}{MID}{label}{CLOSE}"
+        return self.anchor(target, label)
 
 
 def _clean(text: str) -> str:
-    """Bold/italic and 2.75's white-space and punctuation clean-up."""
-    text = _BOLD_ITALIC.sub(r"\1", text)
-    text = _BOLD.sub(r"\1", text)
-    text = _ITALIC_QUOTE.sub(r'"\1"', text)
-    text = _ITALIC.sub(r'"\1"', text)
-    text = _QUOTE_QUOTE.sub(r'"\1"', text)
+    """Bold/italic and 2.75's white-space and punctuation clean-up (each
+    pattern run only when the text holds its fixed start: the same result,
+    without a pass that cannot match)."""
+    if "''" in text:
+        if "'''''" in text:
+            text = _BOLD_ITALIC.sub(r"\1", text)
+        text = _BOLD.sub(r"\1", text)
+        if "''\"" in text:
+            text = _ITALIC_QUOTE.sub(r'"\1"', text)
+        text = _ITALIC.sub(r'"\1"', text)
+    if '""' in text:
+        text = _QUOTE_QUOTE.sub(r'"\1"', text)
     text = text.replace("'''", "").replace("''", '"')
-    text = _SWITCHES.sub("", text)
+    if "__" in text:
+        text = _SWITCHES.sub("", text)
     text = text.replace("<<", "«").replace(">>", "»")
     text = text.replace("\t", " ")
     text = _SPACES.sub(" ", text)
-    text = _DOTS.sub("...", text)
+    if "...." in text:
+        text = _DOTS.sub("...", text)
     text = _PUNCT_LINE.sub("\n", text)
     return text.replace(",,", ",").replace(",.", ".")
 
@@ -296,7 +397,10 @@ def _compact(text: str) -> list[str]:  # noqa: C901 - one state machine
         if first in "*#;":
             i = 0
             new_levels = levels
-            for c, n in _zip_longest(levels, line):
+            # past the run of list marks, every position takes the same
+            # branch: the line's first other character is enough
+            marks = len(line) - len(line.lstrip("*#;:"))
+            for c, n in _zip_longest(levels, line[: marks + 1]):
                 if not n or n not in "*#;:":
                     if c:
                         new_levels = new_levels[:-1]
@@ -360,12 +464,26 @@ def render_wikitext(
     """
     renderer = _Renderer(site, keep_colon_links)
     wikitext = _drop_nested(_REF.sub("", _COMMENT.sub("", wikitext)))
+    wikitext = renderer.plain_links(wikitext)
+    # (not on the rare page that holds the stand-in characters itself)
+    hide = not any(c in wikitext for c in _HIDDEN_MARKS.values())
+    if hide:
+        wikitext = _LIST_MARKS.sub(
+            lambda m: m.group(0).translate(_HIDE_MARKS), wikitext
+        )
     flat = renderer.code(mwparserfromhell.parse(wikitext, skip_style_tags=True))
+    if hide:
+        for mark, hidden in _HIDDEN_MARKS.items():
+            flat = flat.replace(hidden, mark)
     lines = _compact(_clean(flat))
     paragraphs: list[str] = []
     anchors: list[dict[str, Any]] = []
     for line in lines:
         paragraph_id = len(paragraphs) + 1
+        if OPEN not in line and CLOSE not in line:  # no anchor: the line as is
+            if line.strip():
+                paragraphs.append(line + "\n")
+            continue
         out: list[str] = []
         length = 0
         cur = 0

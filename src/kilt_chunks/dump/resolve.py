@@ -3,7 +3,12 @@
 DuckDB joins the titles and redirects of all splits (from their side files)
 into one lookup table, ``title -> (wikipedia_title, wikipedia_id)``: a page's
 own title, or a redirect followed (up to two hops) to the page it names.
-Each map shard is then rewritten with its anchors resolved
+When the user passes Wikimedia's ``page_props.sql.gz``, its
+``wikibase_item`` rows go into a second table, ``wikidata``
+(``page_id -> wikidata_id``). Each map shard is then rewritten with its
+anchors resolved and, for the pages that have one, KILT's
+``wikidata_info: {"wikidata_id": "Q..."}`` (pages without a Q id have no
+``wikidata_info``: the loader reads a missing one as a NULL ``wikidata_id``)
 (:func:`resolve_shard`, a pure function run by the same engine as the map
 step), under its final name ``part-<i>-of-<n>.jsonl.gz``.
 """
@@ -17,11 +22,27 @@ from pathlib import Path
 
 import duckdb
 
+from kilt_chunks.dump.pageprops import PagePropsStats, read_wikibase_items
 from kilt_chunks.dump.shards import JsonlGzWriter, map_path, side_path
 
-__all__ = ["ResolveJob", "build_lookup", "resolve_shard", "shard_name"]
+__all__ = [
+    "WIKIDATA_COUNTS",
+    "ResolveJob",
+    "build_lookup",
+    "resolve_shard",
+    "shard_name",
+]
 
 LOOKUP_DB = "resolve.duckdb"
+#: Rows of page_props sent to DuckDB at a time (memory: a few tens of MB).
+WIKIDATA_BATCH = 500_000
+#: The counts :func:`build_lookup` adds when given a page_props dump.
+WIKIDATA_COUNTS = (
+    "page_props_rows",
+    "wikibase_items",
+    "bad_wikibase_items",
+    "pages_with_wikidata_id",
+)
 
 
 def shard_name(index: int, total: int) -> str:
@@ -29,14 +50,68 @@ def shard_name(index: int, total: int) -> str:
     return f"part-{index:05d}-of-{total:05d}.jsonl.gz"
 
 
-def build_lookup(work_dir: Path, splits: int, out_dir: Path) -> dict[str, int]:
-    """Build ``resolve.duckdb`` (table ``lookup``) from the side files, and
-    write the redirects table ``<out_dir>/redirects.parquet`` (``title``,
-    ``target``, ``page_id`` of the redirect page, ``wikipedia_title`` and
-    ``wikipedia_id`` it resolves to, ``""`` when the target is no article).
+def _load_wikidata(con: duckdb.DuckDBPyConnection, page_props: Path) -> dict[str, int]:
+    """Table ``wikidata (page_id, wikidata_id)`` from a page_props dump.
 
     Returns:
-        Counts: ``titles``, ``redirects``, ``redirects_resolved``.
+        Counts: ``page_props_rows`` (all properties), ``wikibase_items``
+        (valid ``Q`` ids), ``bad_wikibase_items`` (other values, left out),
+        ``pages_with_wikidata_id`` (articles of the dump that got one).
+    """
+    con.execute("create table wikidata_rows (page_id bigint, wikidata_id varchar)")
+    stats = PagePropsStats()
+    ids: list[int] = []
+    qids: list[str] = []
+
+    def flush() -> None:
+        con.execute(
+            "insert into wikidata_rows"
+            " select unnest(?::bigint[]), unnest(?::varchar[])",
+            [ids, qids],
+        )
+        ids.clear()
+        qids.clear()
+
+    for page_id, qid in read_wikibase_items(page_props, stats):
+        ids.append(page_id)
+        qids.append(qid)
+        if len(ids) >= WIKIDATA_BATCH:
+            flush()
+    flush()
+    # one id per page (page_props' key makes them unique; a file of several
+    # dumps joined could repeat a page: the smallest id, not a random one)
+    con.execute(
+        "create table wikidata as select page_id, min(wikidata_id) as wikidata_id"
+        " from wikidata_rows group by page_id"
+    )
+    con.execute("drop table wikidata_rows")
+    (pages,) = con.execute(
+        "select count(*) from titles semi join wikidata using (page_id)"
+    ).fetchone() or (0,)
+    return {
+        "page_props_rows": stats.rows,
+        "wikibase_items": stats.items,
+        "bad_wikibase_items": stats.bad_items,
+        "pages_with_wikidata_id": int(pages),
+    }
+
+
+def build_lookup(
+    work_dir: Path, splits: int, out_dir: Path, page_props: Path | None = None
+) -> dict[str, int]:
+    """Build ``resolve.duckdb`` (table ``lookup``; table ``wikidata`` when
+    ``page_props`` is given) from the side files, and write the redirects
+    table ``<out_dir>/redirects.parquet`` (``title``, ``target``, ``page_id``
+    of the redirect page, ``wikipedia_title`` and ``wikipedia_id`` it
+    resolves to, ``""`` when the target is no article).
+
+    Returns:
+        Counts: ``titles``, ``redirects``, ``redirects_resolved``, and with
+        ``page_props`` those of :func:`_load_wikidata`.
+
+    Raises:
+        kilt_chunks.dump.pageprops.PagePropsError: ``page_props`` cannot be
+            parsed.
     """
     db = work_dir / LOOKUP_DB
     tmp = work_dir / (LOOKUP_DB + ".tmp")
@@ -103,12 +178,15 @@ def build_lookup(work_dir: Path, splits: int, out_dir: Path) -> dict[str, int]:
         (resolved,) = con.execute(
             "select count(*) from resolved_redirects where wikipedia_id <> ''"
         ).fetchone() or (0,)
+        counts = {
+            "titles": len(titles),
+            "redirects": len(redirects),
+            "redirects_resolved": int(resolved),
+        }
+        if page_props is not None:
+            counts |= _load_wikidata(con, page_props)
     tmp.replace(db)
-    return {
-        "titles": len(titles),
-        "redirects": len(redirects),
-        "redirects_resolved": int(resolved),
-    }
+    return counts
 
 
 @dataclass(frozen=True)
@@ -119,12 +197,14 @@ class ResolveJob:
     total: int
     work_dir: str
     pages_dir: str
+    wikidata: bool = False
 
 
 def resolve_shard(job: ResolveJob) -> int:
     """Fill ``wikipedia_title``/``wikipedia_id`` of every anchor of one shard
-    (through redirects) and write ``part-<i>-of-<n>.jsonl.gz`` (temporary
-    file, then rename; an existing final shard is kept: resume).
+    (through redirects), add ``wikidata_info`` to the pages with a Wikidata
+    id (when ``job.wikidata``), and write ``part-<i>-of-<n>.jsonl.gz``
+    (temporary file, then rename; an existing final shard is kept: resume).
 
     Returns:
         The final shard's size in bytes.
@@ -133,23 +213,35 @@ def resolve_shard(job: ResolveJob) -> int:
     if final.exists():
         return final.stat().st_size
     source = map_path(job.work_dir, job.index)
-    targets: set[str] = set()
-    with gzip.open(source, "rt", encoding="utf-8") as f:  # pass 1: the targets
-        for line in f:
-            targets.update(a["wikipedia_title"] for a in json.loads(line)["anchors"])
+    # the split's anchor targets and page ids, from its side file (the map
+    # shard is read once, below)
+    side = json.loads(side_path(job.work_dir, job.index).read_text(encoding="utf-8"))
+    targets: list[str] = side["targets"]
+    page_ids = [int(page_id) for _, page_id in side["titles"]]
     found: dict[str, tuple[str, str]] = {}
-    if targets:
+    qids: dict[str, str] = {}
+    if targets or (job.wikidata and page_ids):
         db = str(Path(job.work_dir) / LOOKUP_DB)
         with duckdb.connect(db, read_only=True) as con:
             rows = con.execute(
                 "select l.title, l.wikipedia_title, l.wikipedia_id"
                 " from lookup as l semi join (select unnest(?) as t) as q"
                 " on l.title = q.t",
-                [sorted(targets)],
+                [targets],
             ).fetchall()
+            if job.wikidata:
+                qids = dict(
+                    con.execute(
+                        "select cast(w.page_id as varchar), w.wikidata_id"
+                        " from wikidata as w"
+                        " semi join (select unnest(?::bigint[]) as p) as q"
+                        " on w.page_id = q.p",
+                        [page_ids],
+                    ).fetchall()
+                )
         found = {t: (w, i) for t, w, i in rows}
     with (
-        gzip.open(source, "rt", encoding="utf-8") as f,  # pass 2: rewrite
+        gzip.open(source, "rt", encoding="utf-8") as f,
         JsonlGzWriter(final) as out,
     ):
         for line in f:
@@ -158,5 +250,8 @@ def resolve_shard(job: ResolveJob) -> int:
                 hit = found.get(anchor["wikipedia_title"])
                 if hit is not None:
                     anchor["wikipedia_title"], anchor["wikipedia_id"] = hit
+            qid = qids.get(page["wikipedia_id"])
+            if qid is not None:
+                page["wikidata_info"] = {"wikidata_id": qid}
             out.write(page)
     return final.stat().st_size

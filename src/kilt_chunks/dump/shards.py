@@ -99,7 +99,8 @@ def progress_path(work_dir: Path | str, index: int) -> Path:
 
 
 def side_path(work_dir: Path | str, index: int) -> Path:
-    """The side file (titles, redirects, skipped, stats) of split ``index``."""
+    """The side file (titles, redirects, skipped, anchor targets, stats) of
+    split ``index``."""
     return Path(work_dir) / f"map-{index:05d}.side.json"
 
 
@@ -121,14 +122,21 @@ class JsonlGzWriter:
     The gzip header is fixed (no file name, mtime 0) and deflate's output
     does not depend on how the input is cut into writes, so the same rows
     always give the same bytes.
+
+    Args:
+        path: The file to write.
+        level: gzip level: 6 (gzip's default) for the final shards; the map
+            shards, read once by the resolve step, use 1 (measured on the
+            English test dump's pages: a quarter of level 6's CPU, files
+            18% larger).
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, level: int = 6) -> None:
         self.path = path
         self.tmp = path.with_name(path.name + ".tmp")
         self._raw = self.tmp.open("wb")
         self._gz = gzip.GzipFile(
-            filename="", mode="wb", compresslevel=6, fileobj=self._raw, mtime=0
+            filename="", mode="wb", compresslevel=level, fileobj=self._raw, mtime=0
         )
         self.rows = 0
 
@@ -223,11 +231,12 @@ def run_split(job: SplitJob) -> SplitResult:
     skipped: Counter[str] = Counter()
     failures: list[dict[str, Any]] = []
     titles: list[tuple[str, int]] = []
+    targets: set[str] = set()  # anchor targets, for the resolve step
     redirects: list[tuple[str, str, int]] = []
     first = job.site.first_letter
     progress = progress_path(job.work_dir, job.index)
     reported = time.monotonic()
-    with JsonlGzWriter(map_path(job.work_dir, job.index)) as shard:
+    with JsonlGzWriter(map_path(job.work_dir, job.index), level=1) as shard:
         for page in _pages(job):
             if time.monotonic() - reported > 5:  # read by the driver's reports
                 reported = time.monotonic()
@@ -264,6 +273,7 @@ def run_split(job: SplitJob) -> SplitResult:
                 continue
             shard.write(row)
             titles.append((page.title, page.page_id))
+            targets.update(a["wikipedia_title"] for a in row["anchors"])
     result.pages = shard.rows
     result.shard_bytes = shard.path.stat().st_size
     result.redirects = len(redirects)
@@ -276,6 +286,7 @@ def run_split(job: SplitJob) -> SplitResult:
         "titles": titles,
         "redirects": redirects,
         "failures": failures,
+        "targets": sorted(targets),
     }
     atomic_write(side, json.dumps(side_doc, ensure_ascii=False).encode("utf-8"))
     progress.unlink(missing_ok=True)
