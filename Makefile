@@ -50,7 +50,7 @@ lint: setup-dev
 	$(BIN)/ruff check src tests bench python_models
 	$(BIN)/ruff format --check src tests bench python_models
 	$(BIN)/mypy
-	$(BIN)/sqlfluff lint models tests/dbt analyses macros
+	$(BIN)/sqlfluff lint models tests/dbt analyses macros src/kilt_chunks/sql
 
 # Corpus sizes in MB for the benchmark (KILT-shaped; a 257 MB long-page corpus is built beside them).
 BENCH_SIZES ?= 50 500 1000

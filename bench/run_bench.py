@@ -454,15 +454,14 @@ FULL_END = "<!-- end of full-size run -->"
 
 def chunks_digest(db: Path) -> tuple[int, int]:
     """Row count and an order-independent digest of every column of every row
-    of ``kilt_chunks`` (chunk_id is unique, so a sum of row hashes)."""
-    columns = (
-        "chunk_id, doc_id, chunk_order::varchar, is_first::varchar,"
-        " is_last::varchar, text, title, section::varchar, section_order::varchar,"
-        " num_sections::varchar, wikipedia_id, wikipedia_title, categories,"
-        " coalesce(pageid, '~'), coalesce(parentid, '~'), coalesce(revid, '~'),"
-        " coalesce(timestamp, '~'), coalesce(url, '~'), coalesce(wikidata_id, '~')"
-    )
+    of ``kilt_chunks`` (chunk_id is unique, so a sum of row hashes): the
+    columns as the table has them (its contract), each as text, NULL as
+    ``~``."""
     with duckdb.connect(str(db), read_only=True) as con:
+        columns = ", ".join(
+            f"""coalesce("{name}"::varchar, '~')"""
+            for name in con.table("kilt_chunks").columns
+        )
         count, digest = con.sql(
             f"select count(*), sum(hash(concat_ws(chr(31), {columns}))::hugeint)"
             " from kilt_chunks"

@@ -3,5 +3,5 @@
         when the loader marked the input unreadable. -#}
     select error(reject_reason)
     from {{ relation }}
-    where starts_with(reject_reason, 'unreadable input: ')
+    where starts_with(reject_reason, '{{ unreadable_input_marker() }}')
 {%- endmacro %}

@@ -1,6 +1,7 @@
 """The export: a Hugging Face dataset folder in export_dir, by kilt_chunks."""
 
 from kilt_chunks.dataset import export_dataset
+from kilt_chunks.export import export_schemas
 from kilt_chunks.records import database_identity
 
 
@@ -17,6 +18,10 @@ def model(dbt, session):
     database, build = database_identity(session)
     return export_dataset(
         tables,
+        # The files' schemas: the built tables' (their enforced contracts).
+        schemas=export_schemas(
+            session, database=dbt.this.database, schema=dbt.this.schema
+        ),
         build_info=dbt.ref("kilt_build_info"),
         audit=dbt.ref("kilt_load_audit"),
         stats=dbt.ref("kilt_corpus_stats"),

@@ -196,7 +196,7 @@ def card_data(
         {
             config.table.config: DatasetInfo(
                 description=config.table.description,
-                features=datasets.Features.from_arrow_schema(config.table.schema),
+                features=datasets.Features.from_arrow_schema(config.schema),
                 splits=SplitDict(
                     {
                         SPLIT: SplitInfo(
@@ -273,7 +273,7 @@ def dataset_card(
             "num_bytes": config.num_bytes,
             "fields": [
                 {"name": f.name, "type": str(f.type), "nullable": f.nullable}
-                for f in config.table.schema
+                for f in config.schema
             ],
         }
         for config in exported

@@ -56,6 +56,7 @@ def rows_of(relation: Relation) -> list[dict[str, Any]]:
 def export_dataset(
     tables: Mapping[str, Relation],
     *,
+    schemas: Mapping[str, pa.Schema],
     build_info: Relation,
     audit: Relation,
     stats: Relation,
@@ -78,6 +79,9 @@ def export_dataset(
 
     Args:
         tables: Relation of each exported model, by model name.
+        schemas: The Arrow schema of each exported model, by model name
+            (:func:`kilt_chunks.export.export_schemas`: from the built
+            tables, so from their contracts).
         build_info: ``kilt_build_info`` (one row; also every file's key/value
             metadata).
         audit: ``kilt_load_audit`` (one row).
@@ -99,20 +103,33 @@ def export_dataset(
         ``export_dir`` is ``""``.
 
     Raises:
-        KeyError: If an exported model is missing from ``tables``.
+        KeyError: If an exported model is missing from ``tables`` or
+            ``schemas``.
         NotADirectoryError: If ``export_dir`` is a file, or below one.
         kilt_chunks.records.ExportOwnerError: If another database's export
             is in ``export_dir`` (nothing is written then).
-        ValueError: If a table's columns are not its declared schema's, or a
-            NOT NULL column holds NULL (nothing is moved into place then).
+        ValueError: If a table's columns are not its schema's (nothing is
+            written then), or a NOT NULL column holds NULL (nothing is moved
+            into place then).
     """
     # Relative to the dbt project folder, whatever the current folder.
     export_dir = project_path(export_dir)
     if not export_dir:
         return EXPORT_FILES_SCHEMA.empty_table()
-    missing = [table.model for table in EXPORT_TABLES if table.model not in tables]
+    missing = [
+        table.model
+        for table in EXPORT_TABLES
+        if table.model not in tables or table.model not in schemas
+    ]
     if missing:
-        raise KeyError(f"export: no relation given for {', '.join(missing)}")
+        raise KeyError(f"export: no relation or schema given for {', '.join(missing)}")
+    for table in EXPORT_TABLES:
+        columns, declared = list(tables[table.model].columns), schemas[table.model]
+        if columns != declared.names:
+            raise ValueError(
+                f"export {table.config}: the relation's columns {columns} are not "
+                f"the table's {declared.names}"
+            )
     info = {key: str(value) for key, value in rows_of(build_info)[0].items()}
     audit_row = rows_of(audit)[0]
     stats_rows = rows_of(stats)
@@ -125,6 +142,7 @@ def export_dataset(
         return _write_export(
             partial,
             tables,
+            schemas,
             info,
             audit_row,
             stats_rows,
@@ -137,6 +155,7 @@ def export_dataset(
 def _write_export(
     partial: Path,
     tables: Mapping[str, Relation],
+    schemas: Mapping[str, pa.Schema],
     info: dict[str, str],
     audit_row: dict[str, Any],
     stats_rows: list[dict[str, Any]],
@@ -158,6 +177,7 @@ def _write_export(
     exported = [
         write_config(
             table,
+            schemas[table.model],
             _reported(
                 file_names(tables[table.model]).to_arrow_reader(FETCH_ROWS),
                 Progress(

@@ -8,8 +8,11 @@ Layout of ``export_dir`` (a dataset repository, uploadable as it is)::
 
 One config per entry of :data:`EXPORT_TABLES`, in table order across file
 names (zero-padded, so name order is row order). Every file of a config has
-the config's explicit Arrow schema (types and nullability from SPEC), whatever
-the data, so the files of two builds concatenate.
+the config's explicit Arrow schema, whatever the data, so the files of two
+builds concatenate: the schema of its built table (:func:`table_schema`),
+whose enforced dbt contract (``models/marts/**/*.yml``: types, and
+``not_null`` constraints where SPEC says never NULL) is the only declaration
+of an exported table's columns.
 
 The new export is written whole into a sibling staging folder,
 ``<parent>/.<name>.partial/``; the files of ``export_dir`` the export does not
@@ -34,35 +37,36 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from kilt_chunks.settings import export_dir_problem
 
 __all__ = [
     "CARD_FILE",
-    "CHUNKS_SCHEMA",
-    "CHUNK_QRELS_SCHEMA",
-    "CHUNK_SPANS_SCHEMA",
+    "ARROW_TYPES",
     "DATA_DIR",
     "EXPORT_FILES_SCHEMA",
     "EXPORT_TABLES",
+    "ExportSchemaError",
     "ExportTable",
     "ExportedConfig",
     "FETCH_ROWS",
     "FIGURES_DIR",
     "MAX_FILE_BYTES",
     "OWNER_FILE",
-    "PAGE_QRELS_SCHEMA",
     "PARTIAL_DIR",
-    "QUERIES_SCHEMA",
     "ROW_GROUP_ROWS",
     "SPLIT",
     "ZSTD_LEVEL",
     "EXPORT_ENTRIES",
+    "arrow_type",
     "carry_over",
     "config_files",
     "export_root",
+    "export_schemas",
     "files_table",
     "finish_export",
     "parquet_file_name",
@@ -72,127 +76,100 @@ __all__ = [
     "replace_folder",
     "staging_folder",
     "start_export",
+    "table_schema",
     "write_config",
     "write_parquet_files",
 ]
 
 _TEXT = pa.string()
 
-
-def _required(name: str, type_: pa.DataType) -> pa.Field:
-    return pa.field(name, type_, nullable=False)
-
-
-def _optional(name: str, type_: pa.DataType) -> pa.Field:
-    return pa.field(name, type_, nullable=True)
-
-
-#: ``kilt_chunks`` as SPEC's output row: VARCHAR is string, INTEGER int32,
-#: VARCHAR[] a list of non-null strings; only the six history and Wikidata
-#: columns may be NULL.
-CHUNKS_SCHEMA = pa.schema(
-    [
-        _required("chunk_id", _TEXT),
-        _required("doc_id", _TEXT),
-        _required("chunk_order", pa.int32()),
-        _required("is_first", pa.bool_()),
-        _required("is_last", pa.bool_()),
-        _required("text", _TEXT),
-        _required("title", _TEXT),
-        _required("section", pa.list_(pa.field("element", _TEXT, nullable=False))),
-        _required("section_order", pa.int32()),
-        _required("num_sections", pa.int32()),
-        _required("wikipedia_id", _TEXT),
-        _required("wikipedia_title", _TEXT),
-        _required("categories", _TEXT),
-        _optional("pageid", _TEXT),
-        _optional("parentid", _TEXT),
-        _optional("revid", _TEXT),
-        _optional("timestamp", _TEXT),
-        _optional("url", _TEXT),
-        _optional("wikidata_id", _TEXT),
-    ]
-)
-
-#: ``kilt_chunk_spans``: one row per chunk, every column NOT NULL (its data
-#: tests), offsets and counts INTEGER.
-CHUNK_SPANS_SCHEMA = pa.schema(
-    [
-        _required("chunk_id", _TEXT),
-        _required("wikipedia_id", _TEXT),
-        *(
-            _required(name, pa.int32())
-            for name in (
-                "section_order",
-                "chunk_order",
-                "start_paragraph_id",
-                "start_character",
-                "end_paragraph_id",
-                "end_character",
-                "section_start_char",
-                "section_end_char",
-                "num_tokens",
-            )
-        ),
-    ]
-)
+#: DuckDB's name of each column type an exported table may have (as
+#: ``duckdb_columns().data_type`` spells it) and its Arrow type: the export's
+#: one type mapping. A list type ``T[]`` is a list of T's Arrow type
+#: (:func:`arrow_type`).
+ARROW_TYPES: dict[str, pa.DataType] = {
+    "VARCHAR": _TEXT,
+    "INTEGER": pa.int32(),
+    "BIGINT": pa.int64(),
+    "BOOLEAN": pa.bool_(),
+    "DOUBLE": pa.float64(),
+}
 
 
-_LABELS = (
-    _required("task", _TEXT),
-    _optional("dataset", _TEXT),
-    _optional("task_family", _TEXT),
-    _required("query_id", _TEXT),
-)
+class ExportSchemaError(ValueError):
+    """A column of an exported table has a type without an Arrow type."""
 
-#: ``kilt_queries``: one row per query of a KILT task (kilt_tasks).
-QUERIES_SCHEMA = pa.schema(
-    [
-        *_LABELS,
-        _optional("input", _TEXT),
-        _optional("answers", pa.list_(_TEXT)),
-        _optional("num_outputs", pa.int32()),
-        _optional("output_page_ids", pa.list_(pa.list_(_TEXT))),
-        _optional("provenance_titles", pa.list_(_TEXT)),
-        _optional("num_evidence_sets", pa.int32()),
-        _optional("evidence_sets", pa.list_(pa.list_(_TEXT))),
-        _optional("num_relevant_pages", pa.int32()),
-        _optional("num_relevant_pages_in_corpus", pa.int32()),
-        _optional("num_relevant_chunks", pa.int32()),
-        _optional("num_whole_span_chunks", pa.int32()),
-        _optional("is_evidence_in_chunks", pa.bool_()),
-        _optional("source_file", _TEXT),
-        _optional("line_number", pa.int64()),
-    ]
-)
 
-#: ``kilt_qrels_pages``: page-level relevance (KILT's R-precision unit).
-PAGE_QRELS_SCHEMA = pa.schema(
-    [
-        *_LABELS,
-        _required("wikipedia_id", _TEXT),
-        _required("relevance", pa.int32()),
-        _optional("title", _TEXT),
-        _optional("num_evidence_sets", pa.int32()),
-        _optional("is_page_level_only", pa.bool_()),
-        _optional("is_page_in_corpus", pa.bool_()),
-    ]
-)
+def arrow_type(duckdb_type: str, nullable: bool) -> pa.DataType:
+    """The Arrow type of a DuckDB column type (:data:`ARROW_TYPES`).
 
-#: ``kilt_qrels_chunks``: graded chunk-level relevance.
-CHUNK_QRELS_SCHEMA = pa.schema(
-    [
-        *_LABELS,
-        _required("chunk_id", _TEXT),
-        _required("relevance", pa.int32()),
-        _optional("wikipedia_id", _TEXT),
-        _optional("section_order", pa.int32()),
-        _optional("chunk_order", pa.int32()),
-        _optional("num_spans", pa.int32()),
-        _optional("max_overlap_chars", pa.int32()),
-        _optional("max_overlap_fraction", pa.float64()),
-    ]
-)
+    A list ``T[]`` (any depth) is an Arrow list of T's type whose elements
+    take the column's nullability, which DuckDB cannot declare for list
+    elements: a NOT NULL list (``kilt_chunks.section``) holds no NULL
+    element (child ``element``, Parquet's name for it), a nullable one may
+    (child ``item``, Arrow's default), as the export has always written them.
+
+    Args:
+        duckdb_type: DuckDB's type name, e.g. ``VARCHAR`` or ``VARCHAR[][]``.
+        nullable: Whether the column may be NULL.
+
+    Raises:
+        KeyError: If the type (or the list's element type) has no mapping.
+    """
+    if duckdb_type.endswith("[]"):
+        element = arrow_type(duckdb_type[:-2], nullable)
+        if nullable:
+            return pa.list_(element)
+        return pa.list_(pa.field("element", element, nullable=False))
+    return ARROW_TYPES[duckdb_type]
+
+
+def table_schema(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    *,
+    database: str | None = None,
+    schema: str | None = None,
+) -> pa.Schema:
+    """The Arrow schema of a built table, from DuckDB's catalog: its columns
+    in order, each :func:`arrow_type` of its type, NOT NULL where the table
+    declares it (the ``not_null`` constraints of the model's enforced dbt
+    contract).
+
+    Args:
+        con: A connection that sees the table.
+        table: Table name.
+        database: Its database (default: the connection's current one).
+        schema: Its schema (default: the current one).
+
+    Raises:
+        LookupError: If there is no such table.
+        ExportSchemaError: If a column's type has no Arrow type; the message
+            names the table, every such column and its type.
+    """
+    columns = con.execute(
+        "select column_name, data_type, is_nullable from duckdb_columns()"
+        " where table_name = $table"
+        " and database_name = coalesce($database, current_database())"
+        " and schema_name = coalesce($schema, current_schema())"
+        " order by column_index",
+        {"table": table, "database": database, "schema": schema},
+    ).fetchall()
+    if not columns:
+        raise LookupError(f"export: no table {table} in {database or 'the'} database")
+    fields, unmapped = [], []
+    for name, type_, nullable in columns:
+        try:
+            fields.append(pa.field(name, arrow_type(type_, nullable), nullable))
+        except KeyError:
+            unmapped.append(f"{name} ({type_})")
+    if unmapped:
+        raise ExportSchemaError(
+            f"export: table {table} has columns of a type with no Arrow type: "
+            f"{', '.join(unmapped)} (add the type to kilt_chunks.export.ARROW_TYPES"
+            " or cast the column in the model)"
+        )
+    return pa.schema(fields)
 
 
 @dataclass(frozen=True)
@@ -202,9 +179,8 @@ class ExportTable:
     Attributes:
         config: Config name (``load_dataset(export_dir, config)``) and folder
             ``data/<config>/``.
-        model: The dbt model (table) whose rows are exported, in table order.
-        schema: The Arrow schema every file gets (names, order, types and
-            nullability); the table's columns are cast to it.
+        model: The dbt model (table) whose rows are exported, in table order;
+            its enforced contract is the config's schema (:func:`table_schema`).
         description: One line for the dataset card.
         only_if_rows: Export the config only when the table has rows (the
             task tables: a build without ``kilt_tasks`` has none).
@@ -212,33 +188,30 @@ class ExportTable:
 
     config: str
     model: str
-    schema: pa.Schema
     description: str
     only_if_rows: bool = False
 
 
 #: The exported configs, in the card's order; the first is the default config
-#: (``load_dataset(export_dir)``). To export another table, add an entry here
-#: and a ``dbt.ref`` of its model in ``python_models/marts/kilt_export.py``.
+#: (``load_dataset(export_dir)``). To export another table, give its model an
+#: enforced contract, add an entry here and a ``dbt.ref`` of the model in
+#: ``python_models/marts/kilt_export.py``.
 EXPORT_TABLES: tuple[ExportTable, ...] = (
     ExportTable(
         "chunks",
         "kilt_chunks",
-        CHUNKS_SCHEMA,
         "one row per chunk: its text, heading path, section position and page "
         "metadata (SPEC's 19 columns)",
     ),
     ExportTable(
         "chunk_spans",
         "kilt_chunk_spans",
-        CHUNK_SPANS_SCHEMA,
         "one row per chunk, same order: its KILT span (paragraph, character; end "
         "exclusive), its offsets in the section text and its cl100k_base tokens",
     ),
     ExportTable(
         "queries",
         "kilt_queries",
-        QUERIES_SCHEMA,
         "one row per query of the KILT task files the build read (kilt_tasks): "
         "input, answers, evidence sets, whether any evidence maps to a chunk",
         only_if_rows=True,
@@ -246,19 +219,50 @@ EXPORT_TABLES: tuple[ExportTable, ...] = (
     ExportTable(
         "qrels_pages",
         "kilt_qrels_pages",
-        PAGE_QRELS_SCHEMA,
         "page-level relevance per query (wikipedia_id; KILT's R-precision unit)",
         only_if_rows=True,
     ),
     ExportTable(
         "qrels_chunks",
         "kilt_qrels_chunks",
-        CHUNK_QRELS_SCHEMA,
         "graded chunk-level relevance per query (2: the chunk holds a whole "
         "span; 1: part of one, at least min_overlap)",
         only_if_rows=True,
     ),
 )
+
+
+def export_schemas(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    database: str | None = None,
+    schema: str | None = None,
+) -> dict[str, pa.Schema]:
+    """The Arrow schema of every exported table (:func:`table_schema`), by
+    model name: what the export checks before it writes anything.
+
+    Args:
+        con: A connection that sees the tables.
+        database: Their database (default: the current one).
+        schema: Their schema (default: the current one).
+
+    Raises:
+        LookupError: If a table is missing.
+        ExportSchemaError: If any column of any of them has a type with no
+            Arrow type (one message naming every such table and column).
+    """
+    schemas, problems = {}, []
+    for table in EXPORT_TABLES:
+        try:
+            schemas[table.model] = table_schema(
+                con, table.model, database=database, schema=schema
+            )
+        except ExportSchemaError as error:
+            problems.append(str(error))
+    if problems:
+        raise ExportSchemaError("; ".join(problems))
+    return schemas
+
 
 #: Name of the single split of every config.
 SPLIT = "train"
@@ -328,12 +332,22 @@ def _cast(batch: pa.RecordBatch, schema: pa.Schema, config: str) -> pa.RecordBat
             f"{schema.names}"
         )
     for field, column in zip(schema, batch.columns, strict=True):
-        if not field.nullable and column.null_count:
+        nulls = _nulls(column, field.type) if not field.nullable else 0
+        if nulls:
             raise ValueError(
-                f"export {config}: column {field.name} has {column.null_count} NULL "
+                f"export {config}: column {field.name} has {nulls} NULL "
                 "values but is declared NOT NULL"
             )
     return batch.cast(schema)
+
+
+def _nulls(column: pa.Array, type_: pa.DataType) -> int:
+    """NULL values of a NOT NULL column of Arrow type ``type_``, its list
+    elements included where they are NOT NULL (a cast does not check them)."""
+    nulls = column.null_count
+    if pa.types.is_list(type_) and not type_.value_field.nullable:
+        nulls += _nulls(pc.list_flatten(column), type_.value_type)
+    return nulls
 
 
 def write_parquet_files(
@@ -451,6 +465,8 @@ class ExportedConfig:
 
     table: ExportTable
     files: list[tuple[Path, int]]
+    #: The files' Arrow schema (without the build's key/value metadata).
+    schema: pa.Schema
 
     @property
     def num_rows(self) -> int:
@@ -478,6 +494,7 @@ class ExportedConfig:
 
 def write_config(
     table: ExportTable,
+    schema: pa.Schema,
     batches: Iterable[pa.RecordBatch],
     data_dir: Path,
     rows_per_file: int,
@@ -487,6 +504,7 @@ def write_config(
 
     Args:
         table: The config.
+        schema: Its files' schema (:func:`table_schema` of its model).
         batches: Its rows in table order.
         data_dir: The ``data`` folder of the staging export.
         rows_per_file: Most rows per file.
@@ -494,11 +512,14 @@ def write_config(
     """
     folder = data_dir / table.config
     folder.mkdir(parents=True, exist_ok=True)
-    schema = table.schema.with_metadata(dict(metadata))
     files = write_parquet_files(
-        batches, schema, folder, rows_per_file, config=table.config
+        batches,
+        schema.with_metadata(dict(metadata)),
+        folder,
+        rows_per_file,
+        config=table.config,
     )
-    return ExportedConfig(table, files)
+    return ExportedConfig(table, files, schema)
 
 
 def file_names(relation: Any) -> Any:

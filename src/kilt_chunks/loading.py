@@ -35,6 +35,8 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from kilt_chunks.sql_templates import json_lines_macros
+
 __all__ = [
     "InputKind",
     "KiltInputError",
@@ -100,50 +102,6 @@ _JSON_SUFFIXES = (
     ".jsonl.zst",
     ".ndjson",
 )
-
-# The page fields read from each JSON line, with their types written out.
-# History values are read as text so that a string ``revid`` does not stop a
-# 35 GB load; the staging model parses them.
-_JSON_STRUCTURE = """{
-    "_id": "VARCHAR",
-    "wikipedia_id": "VARCHAR",
-    "wikipedia_title": "VARCHAR",
-    "text": "VARCHAR[]",
-    "categories": "VARCHAR",
-    "history": {
-        "pageid": "VARCHAR",
-        "parentid": "VARCHAR",
-        "revid": "VARCHAR",
-        "timestamp": "VARCHAR",
-        "url": "VARCHAR"
-    },
-    "wikidata_info": {"wikidata_id": "VARCHAR"}
-}"""
-
-
-# Section assembly (int_sections_assembled) uses U+FFFF and U+FFFE as
-# separators; MediaWiki never emits these noncharacters, and a page holding them
-# is rejected rather than mis-split.
-_NONCHARACTER_CHECK = (
-    "list_bool_or([contains(p, chr(65535)) or contains(p, chr(65534)) for p in {text}])"
-)
-
-
-# A wikipedia_id must be usable as it is wherever it leaves the database
-# (chunk ids, TREC run and qrels files, which split at white space): empty ids
-# and ids holding any white space (Python's str.isspace() set, NBSP included)
-# are rejected, so no two loaded ids are equal after trimming.
-_ID_WHITE_SPACE = (
-    "regexp_matches({id}, '[\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f\\x{{85}}\\p{{Z}}]')"
-)
-
-
-def _id_check(id_column: str) -> str:
-    """CASE branches rejecting an empty ``wikipedia_id`` or one holding white
-    space (``id_column`` is known not to be NULL here)."""
-    return f"""when {id_column} = '' then 'wikipedia_id is empty'
-            when {_ID_WHITE_SPACE.format(id=id_column)}
-                then 'wikipedia_id holds white space'"""
 
 
 class KiltInputError(ValueError):
@@ -266,16 +224,6 @@ def _is_parquet_file(file: Path, kind: InputKind) -> bool:
     return kind == "parquet" or (kind == "mixed" and _is_parquet_name(file))
 
 
-def _missing_or_mistyped(field: str, wrong_type: str) -> str:
-    """CASE branch: a page field the typed transform left NULL, and why."""
-    return f"""when page.{field} is null
-                then case
-                    when coalesce(json_type(line, '$.{field}'), 'NULL') = 'NULL'
-                        then 'missing {field}'
-                    else '{field} is {wrong_type}'
-                end"""
-
-
 #: Lines read per block by the JSON lines reader (and parsed by one query).
 LINES_PER_BLOCK = 2048
 
@@ -283,85 +231,6 @@ LINES_PER_BLOCK = 2048
 _LINES_RELATION = "kilt_line_block"
 
 _LINE_BLOCK_SCHEMA = pa.schema([("line", pa.string()), ("read_error", pa.string())])
-
-
-def _jsonl_query(file: Path) -> str:
-    # The lines of one block (registered as _LINES_RELATION by
-    # _jsonl_batches: split by Python, never by a parser whose state machine
-    # could stop at one odd byte), parsed with an explicit structure, so
-    # nothing is sampled or skipped. read_error names a line that is not text
-    # (invalid UTF-8) or too long.
-    return f"""
-    with lines as not materialized (
-        select
-            {_sql_str(str(file))} as source_file,
-            -- With its line end (LF or CRLF), white space to JSON.
-            line,
-            read_error
-        from {_LINES_RELATION}
-    ),
-
-    parsed as not materialized (
-        -- Three parses per line (valid, typed transform, paragraph types); the
-        -- rarer checks below parse again only for rows that reach them. JSON
-        -- functions hold parse arenas per vector, so fewer means less memory.
-        select
-            source_file,
-            line,
-            read_error,
-            json_valid(line) as is_valid,
-            case when json_valid(line) then
-                json_transform(line, '{_JSON_STRUCTURE}')
-            end as page,
-            case when json_valid(line) then json_type(line, '$.text[*]') end
-                as paragraph_types
-        from lines
-    )
-
-    select
-        source_file,
-        page._id as kilt_id,
-        page.wikipedia_id,
-        page.wikipedia_title,
-        page.text,
-        page.categories,
-        page.history.pageid,
-        page.history.parentid,
-        page.history.revid,
-        page.history.timestamp,
-        page.history.url,
-        page.wikidata_info.wikidata_id,
-        case
-            when read_error is not null then read_error
-            when line is null then 'empty line'
-            -- Trimmed only when invalid: trim with a character set is slow,
-            -- and valid lines (nearly all) need no such check.
-            when not is_valid then case
-                when trim(line, ' ' || chr(9) || chr(10) || chr(13)) = ''
-                    then 'empty line'
-                else 'invalid JSON (truncated or malformed line)'
-            end
-            when json_type(line) <> 'OBJECT' then 'line is not a JSON object'
-            {_missing_or_mistyped("wikipedia_id", "not a string")}
-            {_id_check("page.wikipedia_id")}
-            {_missing_or_mistyped("wikipedia_title", "not a string")}
-            {_missing_or_mistyped("text", "not a list")}
-            when len(paragraph_types) = 0 then 'text is empty (no title line)'
-            when list_bool_or([t <> 'VARCHAR' for t in paragraph_types])
-                then 'paragraph '
-                    || (list_position(
-                        [t <> 'VARCHAR' for t in paragraph_types], true
-                    ) - 1)::varchar
-                    || ' is '
-                    || lower(paragraph_types[list_position(
-                        [t <> 'VARCHAR' for t in paragraph_types], true
-                    )])
-                    || ', not a string'
-            when {_NONCHARACTER_CHECK.format(text="page.text")}
-                then 'text holds U+FFFE or U+FFFF (noncharacters, reserved)'
-        end as reject_reason
-    from parsed
-    """
 
 
 #: Bytes read at a time by the JSON lines reader.
@@ -530,38 +399,19 @@ def _jsonl_batches(
     con.unregister(_LINES_RELATION)
 
 
+def _jsonl_query(file: Path) -> str:
+    """The parse of one block of ``file``'s lines (registered as
+    :data:`_LINES_RELATION`): the macro ``page_lines_parsed`` of
+    ``sql/json_lines.sql`` (:mod:`kilt_chunks.sql_templates`)."""
+    return str(
+        json_lines_macros().page_lines_parsed(_sql_str(str(file)), _LINES_RELATION)
+    )
+
+
 def _hf_shape_query(relation: str) -> str:
-    """Normalise rows of the ``facebook/kilt_wikipedia`` shape to raw pages."""
-    return f"""
-    select
-        source_file,
-        kilt_id,
-        wikipedia_id,
-        wikipedia_title,
-        text.paragraph as text,
-        categories,
-        history.pageid::varchar as pageid,
-        history.parentid::varchar as parentid,
-        history.revid::varchar as revid,
-        history.timestamp::varchar as timestamp,
-        history.url::varchar as url,
-        wikidata_info.wikidata_id::varchar as wikidata_id,
-        case
-            when wikipedia_id is null then 'missing wikipedia_id'
-            {_id_check("wikipedia_id")}
-            when wikipedia_title is null then 'missing wikipedia_title'
-            when text.paragraph is null then 'missing text'
-            when len(text.paragraph) = 0 then 'text is empty (no title line)'
-            when list_bool_or([p is null for p in text.paragraph])
-                then 'paragraph '
-                    || (list_position([p is null for p in text.paragraph], true)
-                        - 1)::varchar
-                    || ' is null, not a string'
-            when {_NONCHARACTER_CHECK.format(text="text.paragraph")}
-                then 'text holds U+FFFE or U+FFFF (noncharacters, reserved)'
-        end as reject_reason
-    from {relation}
-    """
+    """Normalise rows of the ``facebook/kilt_wikipedia`` shape to raw pages
+    (the macro ``hf_pages_parsed`` of ``sql/json_lines.sql``)."""
+    return str(json_lines_macros().hf_pages_parsed(relation))
 
 
 def _parquet_query(file: Path) -> str:
@@ -698,8 +548,10 @@ def input_signature(kilt_path: str) -> str:
     return digest.hexdigest()[:16]
 
 
-#: Prefix of the reject reason of the row that marks an unreadable input.
-UNREADABLE_INPUT = "unreadable input: "
+#: Prefix of the reject reason of the row that marks an unreadable input, pages
+#: or task files (the macro ``unreadable_input_marker`` of
+#: ``sql/json_lines.sql``, which the build's post-hooks look for).
+UNREADABLE_INPUT = str(json_lines_macros().unreadable_input_marker())
 
 
 def read_kilt_pages(

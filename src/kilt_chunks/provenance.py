@@ -7,7 +7,8 @@ Wikipedia spans (``wikipedia_id``, ``start_paragraph_id``, ``start_character``,
 ``text[paragraph_id]`` of the KILT page, end exclusive as KILT's
 ``match_answer`` computes them). :func:`read_task_lines` reads every line
 (bad lines are kept with a reason, never stop the build), parsing them with the
-SQL of the dbt macro ``create_task_lines_parser`` (``macros/task_lines_parser.sql``);
+SQL of the macro ``create_task_lines_parser`` (package data
+``kilt_chunks/sql/json_lines.sql``, which the dbt build's pre-hook calls too);
 the SQL models match the spans to chunks and grade them; :func:`write_task_files`
 writes the queries, topics and qrels of each task.
 """
@@ -26,7 +27,9 @@ import duckdb
 import pyarrow as pa
 
 from kilt_chunks.evaluation import trec_id
+from kilt_chunks.loading import UNREADABLE_INPUT
 from kilt_chunks.settings import project_path
+from kilt_chunks.sql_templates import json_lines_macros
 
 __all__ = [
     "QRELS_SCHEMA",
@@ -44,21 +47,17 @@ TASK_FILE_PATTERN = re.compile(r"^(?P<task>.+?)\.jsonl?(\.gz|\.zst)?$")
 
 #: DuckDB table macro that parses a block of task lines:
 #: ``kilt_task_lines_parsed(lines, task_name, task_file)``, ``lines`` the name of
-#: a relation of ``line_number``, ``line`` and ``read_error``. The dbt macro
-#: ``create_task_lines_parser`` (:data:`PARSER_MACRO_FILE`) defines it: in a
+#: a relation of ``line_number``, ``line`` and ``read_error``. The macro
+#: ``create_task_lines_parser`` of ``sql/json_lines.sql`` defines it: in a
 #: build, as the pre-hook of the model ``int_task_lines_read``, in the build's
-#: database; outside one, :func:`read_task_lines` renders that file itself.
+#: database; outside one, :func:`read_task_lines` renders it itself.
 TASK_LINES_MACRO = "kilt_task_lines_parsed"
 
-#: The dbt macro file that holds the SQL of :data:`TASK_LINES_MACRO`.
-PARSER_MACRO_FILE = (
-    Path(__file__).resolve().parents[2] / "macros" / "task_lines_parser.sql"
-)
-
-#: Prefix of the reject reason of the row that marks unreadable task input;
-#: the model's post-hook (macro ``stop_on_unreadable_input``) stops the build
-#: with the rest of the reason as its one-line message.
-UNREADABLE_TASKS = "unreadable input: "
+#: Prefix of the reject reason of the row that marks unreadable task input
+#: (the pages' own, :data:`kilt_chunks.loading.UNREADABLE_INPUT`); the model's
+#: post-hook (macro ``stop_on_unreadable_input``) stops the build with the
+#: rest of the reason as its one-line message.
+UNREADABLE_TASKS = UNREADABLE_INPUT
 
 #: One row per file written by :func:`write_task_files`.
 QRELS_SCHEMA = pa.schema(
@@ -153,21 +152,10 @@ _PARSE_QUERY = f"select * from {TASK_LINES_MACRO}('{_TASK_LINES_RELATION}', ?, ?
 
 def task_lines_parser_sql() -> str:
     """The statement that defines :data:`TASK_LINES_MACRO`, for a connection
-    outside a dbt build: the dbt macro ``create_task_lines_parser`` rendered
-    with Jinja, as dbt renders it (the macro uses no dbt context).
-
-    Raises:
-        FileNotFoundError: If :data:`PARSER_MACRO_FILE` is missing (the
-            package used without its dbt project).
-    """
-    import jinja2
-
-    template = jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(
-        PARSER_MACRO_FILE.read_text(encoding="utf-8")
-    )
-    # A macro of the template is an attribute of its module (Jinja).
-    macro = template.module.create_task_lines_parser  # type: ignore[attr-defined]
-    return str(macro())
+    outside a dbt build: the macro ``create_task_lines_parser`` of the
+    package's ``sql/json_lines.sql`` rendered with Jinja, as dbt renders it in
+    the build's pre-hook (the macro uses no dbt context)."""
+    return str(json_lines_macros().create_task_lines_parser())
 
 
 def _unreadable_table(message: str, schema: pa.Schema) -> pa.Table:

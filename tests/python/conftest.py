@@ -216,6 +216,7 @@ PROJECT_PARTS = (
     "models",
     "python_models",
     "macros",
+    "src/kilt_chunks/sql",
     "seeds",
     "tests/dbt",
     "tests/python/fixtures/kilt_tasks",

@@ -18,6 +18,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 
+from contracts import contract_schema
 from kilt_chunks import export
 from kilt_chunks.card import dataset_card
 from kilt_chunks.export import (
@@ -60,9 +61,9 @@ def stopped_at(kill_at: int, exchange: bool = True) -> Iterator[list[int]]:
         yield calls
 
 
-def _row(table: export.ExportTable, chunk_id: str, order: int) -> dict:
+def _row(schema: pa.Schema, chunk_id: str, order: int) -> dict:
     row: dict = {}
-    for field in table.schema:
+    for field in schema:
         if field.name == "chunk_id":
             row[field.name] = chunk_id
         elif pa.types.is_list(field.type):
@@ -84,11 +85,12 @@ def write_export(root: Path, marker: str, rows: int) -> Path:
     for table in (t for t in EXPORT_TABLES if not t.only_if_rows):
         folder = partial / "data" / table.config
         folder.mkdir(parents=True)
+        schema = contract_schema(table.model)
         batch = pa.RecordBatch.from_pylist(
-            [_row(table, f"{marker}-{i}", i) for i in range(rows)], schema=table.schema
+            [_row(schema, f"{marker}-{i}", i) for i in range(rows)], schema=schema
         )
-        files = write_parquet_files([batch], table.schema, folder, 10)
-        exported.append(ExportedConfig(table, files))
+        files = write_parquet_files([batch], schema, folder, 10)
+        exported.append(ExportedConfig(table, files, schema))
     card = dataset_card(
         exported,
         {"kilt_path": "x.jsonl", "chunk_size": "256", "kilt_chunks_version": "0.1"},

@@ -17,20 +17,22 @@ import pytest
 from huggingface_hub import DatasetCard, HfApi
 
 from conftest import SAMPLE, SAMPLE_JSONL, Build, read_pages, run_dbt_build
+from contracts import contract_schema
 from export_kill import Killed, stopped_at, write_export, write_qrels
 from kilt_chunks.card import LICENSE, check_card, dataset_card
 from kilt_chunks.cli import corpus_stats, main
 from kilt_chunks.export import (
-    CHUNK_SPANS_SCHEMA,
-    CHUNKS_SCHEMA,
     EXPORT_TABLES,
     ExportedConfig,
+    ExportSchemaError,
+    arrow_type,
     config_files,
     finish_export,
     parquet_file_name,
     prepare_export_dir,
     replace_folder,
     start_export,
+    table_schema,
     write_parquet_files,
 )
 from kilt_chunks.figures import FIGURES, draw_figures
@@ -135,6 +137,8 @@ def test_an_empty_table_gives_one_file_and_files_are_cut_by_size(
 
 
 def test_schemas_declare_spec_types_and_nullability() -> None:
+    """The files' schemas come from the contracts (tests/python/contracts.py
+    makes each a DuckDB table and reads it back as the export does)."""
     assert [t.config for t in EXPORT_TABLES] == [
         "chunks",
         "chunk_spans",
@@ -144,15 +148,69 @@ def test_schemas_declare_spec_types_and_nullability() -> None:
     ]
     # The task tables are exported only when a build read kilt_tasks.
     assert [t.only_if_rows for t in EXPORT_TABLES] == [False, False] + [True] * 3
-    nullable = [f.name for f in CHUNKS_SCHEMA if f.nullable]
+    chunks = contract_schema("kilt_chunks")
+    nullable = [f.name for f in chunks if f.nullable]
     assert nullable == ["pageid", "parentid", "revid", "timestamp", "url"] + [
         "wikidata_id"
     ]
-    assert CHUNKS_SCHEMA.field("chunk_order").type == pa.int32()
-    assert CHUNKS_SCHEMA.field("section").type == pa.list_(
+    assert chunks.field("chunk_order").type == pa.int32()
+    assert chunks.field("section").type == pa.list_(
         pa.field("element", pa.string(), nullable=False)
     )
-    assert not any(f.nullable for f in CHUNK_SPANS_SCHEMA)
+    assert not any(f.nullable for f in contract_schema("kilt_chunk_spans"))
+    queries = contract_schema("kilt_queries")
+    assert [f.name for f in queries if not f.nullable] == ["task", "query_id"]
+    assert queries.field("answers").type == pa.list_(pa.string())
+    assert queries.field("evidence_sets").type == pa.list_(pa.list_(pa.string()))
+    assert queries.field("line_number").type == pa.int64()
+    qrels = contract_schema("kilt_qrels_chunks")
+    assert [f.name for f in qrels if not f.nullable] == [
+        "task",
+        "query_id",
+        "chunk_id",
+        "relevance",
+    ]
+    assert qrels.field("max_overlap_fraction").type == pa.float64()
+
+
+def test_arrow_types_of_duckdb_types() -> None:
+    assert arrow_type("VARCHAR", True) == pa.string()
+    assert arrow_type("INTEGER[][]", False) == pa.list_(
+        pa.field(
+            "element",
+            pa.list_(pa.field("element", pa.int32(), nullable=False)),
+            nullable=False,
+        )
+    )
+    with pytest.raises(KeyError):
+        arrow_type("HUGEINT[]", True)
+
+
+def test_a_type_without_arrow_type_is_named_with_table_and_column() -> None:
+    with duckdb.connect() as con:
+        con.execute(
+            "create table t (a varchar not null, b hugeint, c struct(x int)[],"
+            " d bigint)"
+        )
+        with pytest.raises(ExportSchemaError) as error:
+            table_schema(con, "t")
+        with pytest.raises(LookupError, match="no table missing"):
+            table_schema(con, "missing")
+    assert str(error.value) == (
+        "export: table t has columns of a type with no Arrow type: b (HUGEINT),"
+        " c (STRUCT(x INTEGER)[]) (add the type to kilt_chunks.export.ARROW_TYPES"
+        " or cast the column in the model)"
+    )
+
+
+def test_null_in_a_not_null_list_element_is_named(tmp_path: Path) -> None:
+    schema = contract_schema("kilt_chunks")
+    row = {f.name: pa.array([_value(f)], f.type) for f in schema}
+    row["section"] = pa.array([["a", None]])
+    with pytest.raises(ValueError, match="column section has 1 NULL values"):
+        write_parquet_files(
+            [pa.record_batch(row)], schema, tmp_path, 10, config="chunks"
+        )
 
 
 def _value(field: pa.Field) -> object:
@@ -175,11 +233,10 @@ def _small_export(root: Path, *, figures: bool = True) -> Path:
     for table in (t for t in EXPORT_TABLES if not t.only_if_rows):
         folder = partial / "data" / table.config
         folder.mkdir(parents=True)
-        batch = pa.record_batch(
-            {f.name: pa.array([_value(f)], f.type) for f in table.schema}
-        )
-        files = write_parquet_files([batch], table.schema, folder, 10)
-        exported.append(ExportedConfig(table, files))
+        schema = contract_schema(table.model)
+        batch = pa.record_batch({f.name: pa.array([_value(f)], f.type) for f in schema})
+        files = write_parquet_files([batch], schema, folder, 10)
+        exported.append(ExportedConfig(table, files, schema))
     figure_paths = []
     if figures:
         (partial / "figures").mkdir()
@@ -424,7 +481,7 @@ def test_many_files_and_null_metadata_keep_order_and_schema(
     assert mixed.column("chunk_id").to_pylist() == [row[0] for row in stored]
     sample_files = config_files(sample_build.export_dir, "chunks")
     schemas = {pq.read_schema(f).remove_metadata() for f in files + sample_files}
-    assert schemas == {CHUNKS_SCHEMA}
+    assert schemas == {contract_schema("kilt_chunks")}
     both = pa.concat_tables([pq.read_table(sample_files), mixed])
     assert both.num_rows == 2 * SAMPLE.chunks
     span_files = config_files(export_dir, "chunk_spans") + config_files(
@@ -432,7 +489,7 @@ def test_many_files_and_null_metadata_keep_order_and_schema(
     )
     assert len(span_files) == 14
     assert {pq.read_schema(f).remove_metadata() for f in span_files} == {
-        CHUNK_SPANS_SCHEMA
+        contract_schema("kilt_chunk_spans")
     }
     loaded = datasets.load_dataset(
         str(export_dir), split="train", cache_dir=str(tmp_path / "cache")

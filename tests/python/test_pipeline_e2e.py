@@ -10,43 +10,29 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import SAMPLE, SAMPLE_JSONL, Build, read_pages, run_dbt_build
+from contracts import contract_columns, contract_names
 from kilt_chunks.export import config_files
 from kilt_chunks.sections import chunk_page
 
 #: Every test of this module runs dbt (make test-fast leaves them out).
 pytestmark = pytest.mark.dbt
 
-SPEC_COLUMNS = [
-    ("chunk_id", "VARCHAR"),
-    ("doc_id", "VARCHAR"),
-    ("chunk_order", "INTEGER"),
-    ("is_first", "BOOLEAN"),
-    ("is_last", "BOOLEAN"),
-    ("text", "VARCHAR"),
-    ("title", "VARCHAR"),
-    ("section", "VARCHAR[]"),
-    ("section_order", "INTEGER"),
-    ("num_sections", "INTEGER"),
-    ("wikipedia_id", "VARCHAR"),
-    ("wikipedia_title", "VARCHAR"),
-    ("categories", "VARCHAR"),
-    ("pageid", "VARCHAR"),
-    ("parentid", "VARCHAR"),
-    ("revid", "VARCHAR"),
-    ("timestamp", "VARCHAR"),
-    ("url", "VARCHAR"),
-    ("wikidata_id", "VARCHAR"),
-]
+#: SPEC's columns of kilt_chunks, as its enforced contract declares them.
+SPEC_COLUMNS = contract_names("kilt_chunks")
 
 ORDERED = "select * from kilt_chunks order by chunk_id"
 
 
 def test_mart_has_spec_columns_in_order(sample_build: Build) -> None:
     columns = sample_build.query(
-        "select column_name, data_type from information_schema.columns "
-        "where table_name = 'kilt_chunks' order by ordinal_position"
+        "select column_name, data_type, is_nullable = 'NO' from"
+        " information_schema.columns where table_name = 'kilt_chunks'"
+        " order by ordinal_position"
     )
-    assert columns == SPEC_COLUMNS
+    assert columns == [tuple(column) for column in contract_columns("kilt_chunks")]
+    # NOT NULL where the contract says so (a data test no longer checks it).
+    assert columns[7] == ("section", "VARCHAR[]", True)
+    assert ("wikidata_id", "VARCHAR", False) in columns
 
 
 def test_sample_counts_are_accounted_for(sample_build: Build) -> None:
@@ -118,7 +104,7 @@ def test_parquet_export_matches_table(sample_build: Build) -> None:
     files = config_files(sample_build.export_dir, "chunks")
     assert [f.name for f in files] == ["train-00000-of-00001.parquet"]
     table = pq.read_table(files)
-    assert table.column_names == [name for name, _ in SPEC_COLUMNS]
+    assert table.column_names == SPEC_COLUMNS
     assert table.num_rows == SAMPLE.chunks
     metadata = pq.read_metadata(files[0]).metadata
     assert metadata[b"splitter"] == b"fast"  # the build default (dbt_project.yml)
@@ -133,7 +119,7 @@ def test_parquet_export_matches_table(sample_build: Build) -> None:
         "parquet", data_files=[str(f) for f in files], split="train"
     )
     assert dataset.num_rows == SAMPLE.chunks
-    assert dataset.column_names == [name for name, _ in SPEC_COLUMNS]
+    assert dataset.column_names == SPEC_COLUMNS
     first = dataset[0]
     assert first["chunk_id"] == "doc-12_0::s-0::chunk-0"
     assert first["section"] == []
