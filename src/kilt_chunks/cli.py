@@ -258,6 +258,12 @@ def run_bm25(args: argparse.Namespace) -> str:
     queries = bm25.task_queries(args.db, args.task)
     lines = []
     if args.reindex or not bm25.index_is_current(args.db, index):
+        found = bm25.index_format(index)
+        if found not in (None, bm25.INDEX_FORMAT):
+            lines.append(
+                f"bm25 index {index}/: format {found} (another kilt-chunks"
+                f" version), rebuilt as format {bm25.INDEX_FORMAT}"
+            )
         meta = bm25.build_index(
             args.db, index, threads=args.threads or None, progress_seconds=30
         )
@@ -270,7 +276,11 @@ def run_bm25(args: argparse.Namespace) -> str:
     else:
         lines.append(f"bm25 index {index}/: reused (same chunks)")
     hits = bm25.search(
-        index, [text for _, text in queries], k=args.k, threads=args.threads or None
+        index,
+        [text for _, text in queries],
+        k=args.k,
+        db_path=args.db,
+        threads=args.threads or None,
     )
     run = Path(args.run or Path("runs") / f"bm25.{args.task}.trec")
     written = bm25.write_trec_run(run, [q for q, _ in queries], hits)
