@@ -389,6 +389,7 @@ def search(
     *,
     db_path: str | Path,
     threads: int | None = None,
+    max_df_share: float | None = None,
 ) -> list[list[tuple[str, float]]]:
     """Top ``k`` chunks of each query by BM25 score, over the whole index.
 
@@ -403,6 +404,10 @@ def search(
         db_path: The DuckDB file the index was built from
             (:func:`index_is_current` says whether it still is).
         threads: Search threads (default: the cores).
+        max_df_share: None (the default): exact BM25 of every query term.
+            Else drop the query terms held by more than this share of the
+            chunks first (see :func:`search_rows`): faster, not BM25 of the
+            whole query.
 
     Returns:
         Per query, ``(chunk_id, score)`` pairs, best first (equal scores:
@@ -417,7 +422,9 @@ def search(
     problem = index_format_problem(index_dir)
     if problem is not None:
         raise Bm25Error(problem)
-    hits = search_rows(index_dir, queries, k, threads=threads)
+    hits = search_rows(
+        index_dir, queries, k, threads=threads, max_df_share=max_df_share
+    )
     rows = [row for found in hits for row, _ in found]
     ids = iter(chunk_ids_of_rows(db_path, rows))
     result = [[(next(ids), score) for _, score in found] for found in hits]
@@ -437,6 +444,7 @@ def search_rows(
     k: int = 100,
     *,
     threads: int | None = None,
+    max_df_share: float | None = None,
 ) -> list[list[tuple[int, float]]]:
     """Top ``k`` rows (:data:`ROW_FIELD`) of each query by BM25 score, over
     the chunks committed so far, in a finished index or one still being built
@@ -448,9 +456,29 @@ def search_rows(
     BM25 over all of them; a hit's row is read from the fast field, not from
     the document store.
 
+    tantivy-py scores every chunk that holds any query term: its
+    ``Searcher.search`` always collects through a ``MultiCollector``, which
+    has no ``for_each_pruning`` path, so tantivy's block-max WAND (which
+    skips chunks that cannot reach the top k) never runs; the CPU time of a
+    query grows with the document frequencies of its terms, i.e. linearly
+    with the corpus. ``max_df_share`` trades exactness for that time.
+
+    Args:
+        max_df_share: None (the default): every analysed term counts (exact
+            BM25). A share in (0, 1]: the terms held by more than this share
+            of the indexed chunks (``Searcher.doc_freq`` over ``num_docs``)
+            are dropped from the query first, keeping at least its rarest
+            term; the scores are then BM25 of the terms kept, not of the
+            query (``bench/RESULTS_BM25.md`` measures what it changes).
+
     Returns:
         Per query, ``(row, score)`` pairs, best first (see :func:`search`).
+
+    Raises:
+        ValueError: If ``max_df_share`` is not in (0, 1].
     """
+    if max_df_share is not None and not 0 < max_df_share <= 1:
+        raise ValueError(f"max_df_share must be in (0, 1], not {max_df_share}")
     from tantivy import Occur, Query
 
     index = _open(Path(index_dir))
@@ -459,10 +487,16 @@ def search_rows(
     schema = index.schema
     analyzer = _analyzer()
 
+    most = None if max_df_share is None else max_df_share * searcher.num_docs
+
     def one(text: str) -> list[tuple[int, float]]:
         terms = analyzer.analyze(text)
         if not terms or k < 1:
             return []
+        if most is not None:
+            df = {t: searcher.doc_freq("body", t) for t in set(terms)}
+            kept = [t for t in terms if df[t] <= most]
+            terms = kept or [min(terms, key=lambda t: (df[t], t))]
         query = Query.boolean_query(
             [(Occur.Should, Query.term_query(schema, "body", t)) for t in terms]
         )

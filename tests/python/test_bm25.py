@@ -191,3 +191,32 @@ def test_an_index_of_another_format_is_refused_and_rebuilt(tmp_path: Path) -> No
     assert search(tmp_path / "index", ["saturn"], db_path=db) == [
         [("doc-3_0::s-0::chunk-0", pytest.approx(1.58789, rel=1e-5))]
     ]
+
+
+def test_max_df_share_drops_frequent_terms_and_is_not_the_default(
+    tmp_path: Path,
+) -> None:
+    """ "albedo" is in 2 of the 5 chunks (share 0.4, its title path counts),
+    "saturn" in 1. Exact BM25 (the default) of "albedo saturn" ranks the
+    saturn chunk and both albedo chunks; with max_df_share 0.3 "albedo" is
+    dropped and the one hit scores as the query "saturn" alone (1.58789, see
+    test_scores_are_corpus_wide_bm25). When every term is too frequent, the
+    rarest stays."""
+    db = make_db(tmp_path / "c.duckdb")
+    build_index(db, tmp_path / "index", progress_seconds=0)
+    (exact,) = search(tmp_path / "index", ["albedo saturn"], db_path=db)
+    assert sorted(c for c, _ in exact) == [
+        "doc-1_0::s-0::chunk-0",
+        "doc-1_1::s-1::chunk-0",
+        "doc-3_0::s-0::chunk-0",
+    ]
+    (pruned,) = search(
+        tmp_path / "index", ["albedo saturn"], db_path=db, max_df_share=0.3
+    )
+    assert pruned == [("doc-3_0::s-0::chunk-0", pytest.approx(1.58789, rel=1e-5))]
+    (rarest,) = search(
+        tmp_path / "index", ["albedo saturn"], db_path=db, max_df_share=0.1
+    )
+    assert [c for c, _ in rarest] == ["doc-3_0::s-0::chunk-0"]
+    with pytest.raises(ValueError, match="max_df_share must be in"):
+        search(tmp_path / "index", ["x"], db_path=db, max_df_share=0)
