@@ -147,7 +147,13 @@ def _search_child(args: argparse.Namespace) -> None:
     def run(texts: list[str]) -> list[list[tuple[str, float]]]:
         """:func:`kilt_chunks.bm25.search`, with the chunk ids of the
         repeated corpus when ``--chunks`` repeats the build."""
-        hits = search_rows(args.index, texts, k=100, threads=args.threads)
+        hits = search_rows(
+            args.index,
+            texts,
+            k=100,
+            threads=args.threads,
+            max_df_share=args.max_df_share,
+        )
         rows = [row for found in hits for row, _ in found]
         ids = iter(
             repeated_chunk_ids(args.db, num_pages, rows)
@@ -210,6 +216,12 @@ def main() -> None:
     parser.add_argument(
         "--dump", help="write the hits, [[chunk_id, score], ...] per query, here"
     )
+    parser.add_argument(
+        "--max-df-share",
+        type=float,
+        default=None,
+        help="search with this max_df_share (not exact BM25; default: exact)",
+    )
     parser.add_argument("--queries", help=argparse.SUPPRESS)
     parser.add_argument("mode", nargs="?", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -246,6 +258,8 @@ def main() -> None:
     search_args = ["--queries", str(query_file), "--chunks", str(args.chunks)]
     if args.dump:
         search_args += ["--dump", args.dump]
+    if args.max_df_share is not None:
+        search_args += ["--max-df-share", str(args.max_df_share)]
     found, _ = _child(["search", *common, *search_args])
     search_peak = found["peak_rss"]
     row = {

@@ -410,9 +410,11 @@ def search(
             whole query.
 
     Returns:
-        Per query, ``(chunk_id, score)`` pairs, best first (equal scores:
-        tantivy's document order, i.e. index order). A query without any
-        term after analysis gets none.
+        Per query, ``(chunk_id, score)`` pairs, best first; equal scores in
+        storage order (rowid). Of several chunks tied at the k-th score,
+        which are returned follows tantivy's document order (segment by
+        segment, not storage order). A query without any term after
+        analysis gets none.
 
     Raises:
         Bm25Error: If ``index_dir`` holds no finished index of format
@@ -502,7 +504,10 @@ def search_rows(
         )
         hits = searcher.search(query, k, count=False).hits
         rows = searcher.fast_field_values(ROW_FIELD, [address for _, address in hits])
-        return [(row, float(score)) for (score, _), row in zip(hits, rows, strict=True)]
+        found = [
+            (row, float(score)) for (score, _), row in zip(hits, rows, strict=True)
+        ]
+        return sorted(found, key=lambda hit: (-hit[1], hit[0]))
 
     def batch(texts: Sequence[str]) -> list[list[tuple[int, float]]]:
         return [one(text) for text in texts]

@@ -1065,6 +1065,11 @@ def _chunk_measures(
 # ---------------------------------------------------------------- report
 
 
+#: Width of the measure-name column of :func:`format_table` (the longest
+#: name, ``page answer_and_ent_in_context@100``, is 34 characters).
+_NAME_WIDTH = 36
+
+
 def format_table(result: dict) -> str:
     """The measures of :func:`evaluate` as an aligned text table."""
     labels = result["labels"]
@@ -1087,17 +1092,18 @@ def format_table(result: dict) -> str:
             " KILT's evidence sets (use --gold <task>.queries.jsonl)"
         )
     lines.append(f"  {heading}")
-    lines.append(f"  {'measure':<30} {'value':>8}")
+    lines.append(f"  {'measure':<{_NAME_WIDTH}} {'value':>8}")
     for name, value in page["measures"].items():
-        lines.append(f"  {'page ' + name:<30} {value:>8.4f}")
+        lines.append(f"  {'page ' + name:<{_NAME_WIDTH}} {value:>8.4f}")
     lines.append(
-        f"  {'page queries':<30} {page['num_queries']:>8,}"
+        f"  {'page queries':<{_NAME_WIDTH}} {page['num_queries']:>8,}"
         f"  ({page['num_queries_without_evidence']:,} without any evidence set:"
         " counted as 0, not dropped)"
     )
     if result.get("pages_outside_corpus") is not None:
         lines.append(
-            f"  {'gold pages not in corpus':<30} {result['pages_outside_corpus']:>8,}"
+            f"  {'gold pages not in corpus':<{_NAME_WIDTH}}"
+            f" {result['pages_outside_corpus']:>8,}"
             "  (query-page pairs a chunk run cannot find)"
         )
     down = result.get("downstream")
@@ -1111,10 +1117,10 @@ def format_table(result: dict) -> str:
             )
         )
         for name, value in down["measures"].items():
-            lines.append(f"  {name:<30} {value:>8.4f}")
+            lines.append(f"  {name:<{_NAME_WIDTH}} {value:>8.4f}")
         if down["num_queries_without_gold_answer"]:
             lines.append(
-                f"  {'queries without gold answer':<30}"
+                f"  {'queries without gold answer':<{_NAME_WIDTH}}"
                 f" {down['num_queries_without_gold_answer']:>8,}  (scored 0)"
             )
     chunk = result["chunk"]
@@ -1127,14 +1133,15 @@ def format_table(result: dict) -> str:
         )
         for name, value in chunk["measures"].items():
             lines.append(
-                f"  {name:<30} {value:>8.4f} | {chunk['measures_trec_eval'][name]:.4f}"
+                f"  {name:<{_NAME_WIDTH}} {value:>8.4f}"
+                f" | {chunk['measures_trec_eval'][name]:.4f}"
             )
         lines.append(
-            f"  {'chunk queries':<30} {chunk['num_queries']:>8,}"
+            f"  {'chunk queries':<{_NAME_WIDTH}} {chunk['num_queries']:>8,}"
             f" | {chunk['num_queries_with_relevant']:,}"
         )
     lines.append(
-        f"  {'queries in run':<30} {result['num_queries_in_run']:>8,}"
+        f"  {'queries in run':<{_NAME_WIDTH}} {result['num_queries_in_run']:>8,}"
         f"  (missing ones count as 0; {result['num_run_queries_not_in_gold']:,}"
         " run queries not in the gold ignored)"
     )

@@ -603,7 +603,7 @@ def test_eval_command_with_a_kilt_gold_file(tmp_path: Path, capsys) -> None:
         ["eval", str(guess), "--gold", str(gold), "--ks", "5", "--json", str(out)]
     )
     assert code == 0
-    assert "page recall@5                    0.2500" in capsys.readouterr().out
+    assert f"{'page recall@5':<36} {0.25:>8.4f}" in capsys.readouterr().out
     scores = json.loads(out.read_text())
     assert [scores["per_query"][q]["recall@5"] for q in "ab"] == [0.0, 0.5]
     assert scores["ks"] == [5]
