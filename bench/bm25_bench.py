@@ -24,8 +24,15 @@ The index is built in a fresh child process (its own peak RSS, from
 ``getrusage(RUSAGE_SELF)``: reading DuckDB, analysing, indexing, merging),
 then 2,000 queries (the first 10 words of sentences of the corpus: the
 length of a Natural Questions question) are searched for the top 100 in a
-second child with ``--threads`` threads, and one JSON line is printed;
-``--report`` appends a Markdown row to ``bench/RESULTS_BM25.md``.
+second child with ``--threads`` threads, and one JSON line is printed:
+wall time, queries/s and CPU time per query (user + system of the search
+process, all threads; the machine's load average beside it), which together
+with the chunk ids of the hits (the repeated corpus's ids: a chunk's row is
+repetition x the build's chunks + its rowid, resolved in one DuckDB query)
+is what ``kilt-chunks bm25`` does. ``--dump FILE`` writes the hits (to
+check that two index formats give the same results), ``--max-df-share S``
+searches with that non-exact option. ``--report`` appends a Markdown row to
+``bench/RESULTS_BM25.md``.
 """
 
 from __future__ import annotations
