@@ -428,16 +428,16 @@ def search(
         index_dir, queries, k, threads=threads, max_df_share=max_df_share
     )
     rows = [row for found in hits for row, _ in found]
-    ids = iter(chunk_ids_of_rows(db_path, rows))
-    result = [[(next(ids), score) for _, score in found] for found in hits]
-    for found in result:
-        for chunk_id, _ in found:
-            if chunk_id is None:
-                raise Bm25Error(
-                    f"{index_dir}: a hit's row is not in kilt_chunks of {db_path};"
-                    " the chunks changed since the index was built (rebuild it)"
-                )
-    return result  # type: ignore[return-value]  # no None left
+    found_ids = chunk_ids_of_rows(db_path, rows)
+    known = [chunk_id for chunk_id in found_ids if chunk_id is not None]
+    if len(known) != len(found_ids):
+        raise Bm25Error(
+            f"{index_dir}: {len(found_ids) - len(known):,} hit rows are not in"
+            f" kilt_chunks of {db_path}; the chunks changed since the index was"
+            " built (rebuild it: kilt-chunks bm25 --reindex)"
+        )
+    ids = iter(known)
+    return [[(next(ids), score) for _, score in found] for found in hits]
 
 
 def search_rows(

@@ -156,6 +156,9 @@ def test_a_changed_corpus_makes_the_index_stale(tmp_path: Path) -> None:
     with duckdb.connect(str(db)) as con:
         con.execute("delete from kilt_chunks where chunk_id like 'doc-3%'")
     assert not index_is_current(db, tmp_path / "index")
+    # "saturn" hits rowid 3 (doc-3, chunk 0), deleted since: not a wrong id.
+    with pytest.raises(Bm25Error, match="1 hit rows are not in kilt_chunks"):
+        search(tmp_path / "index", ["saturn"], db_path=db)
     with pytest.raises(Bm25Error, match="task 'nope': no queries"):
         task_queries(db, "nope")
     with pytest.raises(Bm25Error, match="no BM25 index"):
