@@ -256,6 +256,9 @@ def run_bm25(args: argparse.Namespace) -> str:
     _require_db(args.db)
     index = Path(args.index or f"{args.db}.bm25")
     queries = bm25.task_queries(args.db, args.task)
+    share = args.max_df_share
+    if share is not None and not 0 < share <= 1:  # before any indexing
+        raise ValueError(f"--max-df-share must be in (0, 1], not {share}")
     lines = []
     if args.reindex or not bm25.index_is_current(args.db, index):
         found = bm25.index_format(index)
