@@ -24,34 +24,45 @@ The index is built in a fresh child process (its own peak RSS, from
 ``getrusage(RUSAGE_SELF)``: reading DuckDB, analysing, indexing, merging),
 then 2,000 queries (the first 10 words of sentences of the corpus: the
 length of a Natural Questions question) are searched for the top 100 in a
-second child with ``--threads`` threads, and one JSON line is printed;
-``--report`` appends a Markdown row to ``bench/RESULTS_BM25.md``.
+second child with ``--threads`` threads, and one JSON line is printed:
+wall time, queries/s and CPU time per query (user + system of the search
+process, all threads; the machine's load average beside it), which together
+with the chunk ids of the hits (the repeated corpus's ids: a chunk's row is
+repetition x the build's chunks + its rowid, resolved in one DuckDB query)
+is what ``kilt-chunks bm25`` does. ``--dump FILE`` writes the hits (to
+check that two index formats give the same results), ``--max-df-share S``
+searches with that non-exact option. ``--report`` appends a Markdown row to
+``bench/RESULTS_BM25.md``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import resource
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import duckdb
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "RESULTS_BM25.md"
-#: First ``wikipedia_id`` of the bench generator (``run_bench.make_corpus``).
-FIRST_PAGE = 10_000_000
+#: A page's title in the bench generator's pages (``run_bench.make_corpus``).
+PAGE_TITLE = re.compile(r"Synthetic page (\d+)")
 
 
 def repeated_chunks(
     db: str, chunks: int, pages: int, start: int = 0, batch_rows: int = 50_000
-) -> Iterator[tuple[list[str], list[str]]]:
+) -> Iterator[tuple[list[int], list[str]]]:
     """``chunks`` chunks of ``db``, its chunks repeated with renumbered pages
-    (module docstring), from the ``start``-th on."""
+    (module docstring), from the ``start``-th on, as ``(rows, bodies)``: the
+    row of repetition r's chunk at rowid i is r x (the build's chunks) + i
+    (:func:`repeated_chunk_ids` turns it into the chunk id)."""
     from kilt_chunks.bm25 import chunk_rows
 
     with duckdb.connect(db, read_only=True) as con:
@@ -60,26 +71,44 @@ def repeated_chunks(
     rep, row = divmod(start, per_rep)
     while left > 0:
         offset = rep * pages
-        for ids, bodies in chunk_rows(db, start=row, batch_rows=batch_rows):
-            ids, bodies = ids[:left], bodies[:left]
+        for rows, bodies in chunk_rows(db, start=row, batch_rows=batch_rows):
+            rows, bodies = rows[:left], bodies[:left]
+            rows = [rep * per_rep + r for r in rows]
             if offset:
-                new_ids, new_bodies = [], []
-                for chunk_id, body in zip(ids, bodies, strict=True):
-                    page, rest = chunk_id[4:].split("_", 1)
-                    n = int(page) - FIRST_PAGE
-                    new_ids.append(f"doc-{int(page) + offset}_{rest}")
-                    new_bodies.append(
-                        body.replace(
-                            f"Synthetic page {n}", f"Synthetic page {n + offset}"
-                        )
-                    )
-                ids, bodies = new_ids, new_bodies
-            left -= len(ids)
-            yield ids, bodies
+                bodies = [_renumbered(body, offset) for body in bodies]
+            left -= len(rows)
+            yield rows, bodies
             if left <= 0:
                 return
         rep += 1
         row = 0
+
+
+def _renumbered(body: str, offset: int) -> str:
+    """``body`` (``title + "\\n" + text``) of a repeated page: its page
+    number in ``Synthetic page n`` (the title path and the title line)
+    becomes n + ``offset``."""
+    return PAGE_TITLE.sub(lambda m: f"Synthetic page {int(m.group(1)) + offset}", body)
+
+
+def repeated_chunk_ids(db: str, pages: int, rows: Sequence[int]) -> list[str]:
+    """The chunk id of each row of :func:`repeated_chunks`: the build's
+    chunk id at rowid ``row mod n`` with its page renumbered by
+    ``(row div n) x pages`` (n: the build's chunks), read in one DuckDB query
+    (:func:`kilt_chunks.bm25.chunk_ids_of_rows`)."""
+    from kilt_chunks.bm25 import chunk_ids_of_rows
+
+    with duckdb.connect(db, read_only=True) as con:
+        per_rep = con.sql("select count(*) from kilt_chunks").fetchall()[0][0]
+    base = chunk_ids_of_rows(db, [row % per_rep for row in rows])
+    ids = []
+    for row, chunk_id in zip(rows, base, strict=True):
+        rep = row // per_rep
+        if rep:
+            page, rest = str(chunk_id)[4:].split("_", 1)
+            chunk_id = f"doc-{int(page) + rep * pages}_{rest}"
+        ids.append(str(chunk_id))
+    return ids
 
 
 def _index_child(args: argparse.Namespace) -> None:
@@ -108,23 +137,56 @@ def _own_peak() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def _search_child(args: argparse.Namespace) -> None:
-    from kilt_chunks.bm25 import search, search_committed
+def _cpu_seconds() -> float:
+    """User + system CPU time of this process so far, all threads (s)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
-    run = search_committed if args.partial else search  # partial: being built
+
+def _search_child(args: argparse.Namespace) -> None:
+    from kilt_chunks.bm25 import chunk_ids_of_rows, search_rows
+
+    with duckdb.connect(args.db, read_only=True) as con:
+        num_pages = con.sql(
+            "select count(distinct wikipedia_id) from kilt_chunks"
+        ).fetchall()[0][0]
+
+    def run(texts: list[str]) -> list[list[tuple[str, float]]]:
+        """:func:`kilt_chunks.bm25.search`, with the chunk ids of the
+        repeated corpus when ``--chunks`` repeats the build."""
+        hits = search_rows(
+            args.index,
+            texts,
+            k=100,
+            threads=args.threads,
+            max_df_share=args.max_df_share,
+        )
+        rows = [row for found in hits for row, _ in found]
+        ids = iter(
+            repeated_chunk_ids(args.db, num_pages, rows)
+            if args.chunks
+            else chunk_ids_of_rows(args.db, rows)
+        )
+        return [[(str(next(ids)), score) for _, score in found] for found in hits]
 
     queries = json.loads(Path(args.queries).read_text(encoding="utf-8"))
-    run(args.index, queries[:50], k=100, threads=args.threads)  # warm-up
+    run(queries[:50])  # warm-up
+    cpu = _cpu_seconds()
     start = time.perf_counter()
-    hits = run(args.index, queries, k=100, threads=args.threads)
+    hits = run(queries)
     seconds = time.perf_counter() - start
+    cpu = _cpu_seconds() - cpu
+    if args.dump:
+        Path(args.dump).write_text(json.dumps(hits), encoding="utf-8")
     print(
         json.dumps(
             {
                 "queries": len(queries),
                 "search_seconds": seconds,
+                "search_cpu_seconds": cpu,
                 "mean_hits": sum(len(h) for h in hits) / len(hits),
                 "peak_rss": _own_peak(),
+                "load_average": os.getloadavg(),
             }
         )
     )
@@ -158,6 +220,15 @@ def main() -> None:
     )
     parser.add_argument("--report", action="store_true")
     parser.add_argument("--note", default="", help="what ran beside it")
+    parser.add_argument(
+        "--dump", help="write the hits, [[chunk_id, score], ...] per query, here"
+    )
+    parser.add_argument(
+        "--max-df-share",
+        type=float,
+        default=None,
+        help="search with this max_df_share (not exact BM25; default: exact)",
+    )
     parser.add_argument("--queries", help=argparse.SUPPRESS)
     parser.add_argument("mode", nargs="?", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -191,7 +262,12 @@ def main() -> None:
     queries = [" ".join(t.split(". ")[0].split()[:10]) for (t,) in sentences]
     query_file = Path(args.index).with_suffix(".queries.json")
     query_file.write_text(json.dumps(queries), encoding="utf-8")
-    found, _ = _child(["search", *common, "--queries", str(query_file)])
+    search_args = ["--queries", str(query_file), "--chunks", str(args.chunks)]
+    if args.dump:
+        search_args += ["--dump", args.dump]
+    if args.max_df_share is not None:
+        search_args += ["--max-df-share", str(args.max_df_share)]
+    found, _ = _child(["search", *common, *search_args])
     search_peak = found["peak_rss"]
     row = {
         "chunks": meta["num_indexed"],
@@ -201,6 +277,10 @@ def main() -> None:
         "queries": found["queries"],
         "threads": args.threads,
         "queries_per_second": round(found["queries"] / found["search_seconds"], 1),
+        "cpu_ms_per_query": round(
+            1000 * found["search_cpu_seconds"] / found["queries"], 2
+        ),
+        "load_average": found["load_average"],
         "search_peak_rss_gib": round(search_peak / 2**30, 2),
         "mean_hits": found["mean_hits"],
     }
@@ -212,6 +292,7 @@ def main() -> None:
                 f" {row['index_peak_rss_gib']:.2f} | {row['index_gb']:.2f} |"
                 f" {row['queries']:,} | {row['threads']} |"
                 f" {row['queries_per_second']:,.0f} |"
+                f" {row['cpu_ms_per_query']:.1f} |"
                 f" {row['search_peak_rss_gib']:.2f} | {args.note} |\n"
             )
 

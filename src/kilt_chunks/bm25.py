@@ -11,11 +11,18 @@ cache while searching. Scoring is tantivy's BM25 (Lucene's formula with
 length normalisation uses tantivy's one-byte field norms, as Lucene does).
 
 Each chunk is indexed as ``title + "\\n" + text`` (its Markdown heading path,
-then its text). Text analysis, for chunks and queries alike: tantivy's
-``simple`` tokenizer (runs of letters and digits), tokens over 40 bytes
-dropped, lowercased, English stop words removed, Snowball English stemmer. A
-query is the disjunction (``Should``) of its tokens; a query with no token
-left (only stop words) returns no chunk.
+then its text), with its ``rowid`` in ``kilt_chunks`` (storage order) as a
+fast field (a column read by document address, :data:`ROW_FIELD`): a search
+reads the rows of its hits from that column, and the chunk ids of all hits
+of all queries come from ``kilt_chunks`` in one DuckDB query
+(:func:`chunk_ids_of_rows`), not from tantivy's document store (index format
+1 stored the chunk id there: one store read per hit).
+
+Text analysis, for chunks and queries alike: tantivy's ``simple`` tokenizer
+(runs of letters and digits), tokens over 40 bytes dropped, lowercased,
+English stop words removed, Snowball English stemmer. A query is the
+disjunction (``Should``) of its tokens; a query with no token left (only
+stop words) returns no chunk.
 
 Indexing commits every :data:`COMMIT_CHUNKS` chunks and reads the chunks in
 ``kilt_chunks``'s storage order (``rowid``), so an index killed part way is
@@ -60,6 +67,13 @@ ANALYZER = "kilt_en"
 RUN_TAG = "bm25-tantivy"
 #: Queries handed to a search thread at a time.
 SEARCH_BATCH = 64
+#: Layout of the index (recorded in :data:`META_FILE`; an index of another
+#: format is rebuilt by ``kilt-chunks bm25`` and refused by :func:`search`).
+#: 1: the chunk id as a stored text field; 2: the chunk's ``kilt_chunks``
+#: rowid as a u64 fast field (:data:`ROW_FIELD`), nothing stored.
+INDEX_FORMAT = 2
+#: Name of the fast field that holds a chunk's rowid in ``kilt_chunks``.
+ROW_FIELD = "row"
 
 
 class Bm25Error(RuntimeError):
@@ -84,9 +98,7 @@ def _schema() -> Any:
     from tantivy import SchemaBuilder
 
     builder = SchemaBuilder()
-    builder.add_text_field(
-        "chunk_id", stored=True, tokenizer_name="raw", index_option="basic"
-    )
+    builder.add_unsigned_field(ROW_FIELD, stored=False, indexed=False, fast=True)
     builder.add_text_field(
         "body", stored=False, tokenizer_name=ANALYZER, index_option="freq"
     )
@@ -126,24 +138,48 @@ def corpus_fingerprint(con: duckdb.DuckDBPyConnection) -> dict:
 
 def chunk_rows(
     db_path: str | Path, start: int = 0, batch_rows: int = READ_BATCH_ROWS
-) -> Iterator[tuple[list[str], list[str]]]:
-    """``(chunk_ids, bodies)`` batches of ``kilt_chunks`` in storage order
-    (DuckDB keeps insertion order in a scan), from the ``start``-th chunk on
-    (body = ``title + "\\n" + text``)."""
+) -> Iterator[tuple[list[int], list[str]]]:
+    """``(rowids, bodies)`` batches of ``kilt_chunks`` in storage order
+    (DuckDB keeps insertion order in a scan; the table of a build has rowids
+    0 to n - 1), from rowid ``start`` on (body = ``title + "\\n" + text``)."""
     with duckdb.connect(str(db_path), read_only=True) as con:
         reader = con.sql(
-            "select chunk_id, title || chr(10) || text as body from kilt_chunks"
-            f" where rowid >= {int(start)}"
+            "select rowid as row, title || chr(10) || text as body"
+            f" from kilt_chunks where rowid >= {int(start)}"
         ).to_arrow_reader(batch_rows)
         for batch in reader:
-            yield batch.column("chunk_id").to_pylist(), batch.column("body").to_pylist()
+            yield batch.column("row").to_pylist(), batch.column("body").to_pylist()
+
+
+def chunk_ids_of_rows(db_path: str | Path, rows: Sequence[int]) -> list[str | None]:
+    """The ``chunk_id`` of each ``kilt_chunks`` rowid in ``rows``, in one
+    DuckDB query: a semi join of the distinct rows with the table (one scan
+    of its ``chunk_id`` column, ~1-3 s at 23.7 M chunks), its result kept in
+    Arrow (no Python object per row but the ids returned).
+
+    Returns:
+        The chunk ids in the order of ``rows`` (repeated rows repeated);
+        None for a row that is not in the table.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    wanted = pa.array(rows, pa.int64())
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        con.register("wanted_rows", pa.table({"row": pc.unique(wanted)}))
+        found = con.sql(
+            "select rowid as row, chunk_id from kilt_chunks"
+            " where rowid in (select row from wanted_rows)"
+        ).to_arrow_table()
+    positions = pc.index_in(wanted, value_set=found.column("row"))
+    return found.column("chunk_id").take(positions).to_pylist()
 
 
 def index_chunks(
     index_dir: str | Path,
     fingerprint: dict,
-    batches: Iterable[tuple[list[str], list[str]]]
-    | Callable[[int], Iterable[tuple[list[str], list[str]]]]
+    batches: Iterable[tuple[list[int], list[str]]]
+    | Callable[[int], Iterable[tuple[list[int], list[str]]]]
     | None = None,
     *,
     db_path: str | Path | None = None,
@@ -156,10 +192,12 @@ def index_chunks(
 
     Either ``db_path`` (the chunks of ``kilt_chunks`` in storage order, read
     from the first chunk not yet committed) or ``batches`` (an iterable of
-    ``(chunk_ids, bodies)`` in a fixed order, which must yield the same
-    chunks again on a resume: its first chunks already committed are
-    skipped; or a callable taking the number of committed chunks and
-    returning the chunks after them) gives the chunks.
+    ``(rows, bodies)`` in a fixed order, which must yield the same chunks
+    again on a resume: its first chunks already committed are skipped; or a
+    callable taking the number of committed chunks and returning the chunks
+    after them) gives the chunks. A chunk's row (its ``kilt_chunks`` rowid,
+    or whatever number the caller resolves to a chunk id later) is stored in
+    the fast field :data:`ROW_FIELD`.
 
     Args:
         index_dir: Folder of the index (created). An index of another
@@ -175,7 +213,8 @@ def index_chunks(
         The index description written to :data:`META_FILE`: the fingerprint,
         ``num_indexed`` (documents in the index), ``resumed_from`` (chunks
         committed by an earlier run), ``index_seconds`` (wall time of this
-        run), ``index_bytes``, ``tantivy_version``.
+        run), ``index_bytes``, ``tantivy_version``, ``index_format``
+        (:data:`INDEX_FORMAT`).
 
     Raises:
         Bm25Error: If there is no chunk to index, or the chunks given do not
@@ -188,6 +227,7 @@ def index_chunks(
     start_time = time.perf_counter()
     partial = index_dir / PARTIAL_FILE
     meta_file = index_dir / META_FILE
+    fingerprint = {**fingerprint, "index_format": INDEX_FORMAT}
     if index_dir.exists():
         recorded = (
             json.loads(partial.read_text(encoding="utf-8"))
@@ -226,20 +266,23 @@ def index_chunks(
     added = done
     since_commit = 0
     try:
-        for chunk_ids, bodies in batches:
+        for rows, bodies in batches:
             if skip:
-                if skip >= len(chunk_ids):
-                    skip -= len(chunk_ids)
+                if skip >= len(rows):
+                    skip -= len(rows)
                     continue
-                chunk_ids, bodies = chunk_ids[skip:], bodies[skip:]
+                rows, bodies = rows[skip:], bodies[skip:]
                 skip = 0
             nbytes = 0
-            for chunk_id, body in zip(chunk_ids, bodies, strict=True):
-                writer.add_document(Document(chunk_id=chunk_id, body=body))
+            for row, body in zip(rows, bodies, strict=True):
+                document = Document()
+                document.add_unsigned(ROW_FIELD, row)
+                document.add_text("body", body)
+                writer.add_document(document)
                 nbytes += len(body)
-            added += len(chunk_ids)
-            since_commit += len(chunk_ids)
-            progress.update(nbytes, len(chunk_ids))
+            added += len(rows)
+            since_commit += len(rows)
+            progress.update(nbytes, len(rows))
             if since_commit >= commit_chunks:
                 writer.commit()
                 since_commit = 0
@@ -297,12 +340,42 @@ def build_index(
     )
 
 
-def index_is_current(db_path: str | Path, index_dir: str | Path) -> bool:
-    """True when ``index_dir`` holds a finished index of the chunks now in
-    ``db_path``."""
+def index_format(index_dir: str | Path) -> int | None:
+    """The format of the finished index in ``index_dir`` (1 when its
+    description has none: format 1 did not record it), or None when there is
+    no finished index."""
     meta_file = Path(index_dir) / META_FILE
     if not meta_file.exists():
+        return None
+    return int(json.loads(meta_file.read_text(encoding="utf-8")).get("index_format", 1))
+
+
+def index_format_problem(index_dir: str | Path) -> str | None:
+    """Why ``index_dir`` holds no usable finished index, or None when it does.
+
+    Returns:
+        None for a finished index of format :data:`INDEX_FORMAT`; else a
+        sentence: no index there, or one of another format (written by
+        another version of kilt-chunks; rebuild with ``kilt-chunks bm25
+        --reindex``, which ``kilt-chunks bm25`` does by itself).
+    """
+    found = index_format(index_dir)
+    if found is None:
+        return f"{index_dir}: no BM25 index (run `kilt-chunks bm25`)"
+    if found != INDEX_FORMAT:
+        return (
+            f"{index_dir}: BM25 index of format {found}, this kilt-chunks reads"
+            f" format {INDEX_FORMAT}; rebuild it (`kilt-chunks bm25 --reindex`)"
+        )
+    return None
+
+
+def index_is_current(db_path: str | Path, index_dir: str | Path) -> bool:
+    """True when ``index_dir`` holds a finished index of format
+    :data:`INDEX_FORMAT` of the chunks now in ``db_path``."""
+    if index_format_problem(index_dir) is not None:
         return False
+    meta_file = Path(index_dir) / META_FILE
     meta = json.loads(meta_file.read_text(encoding="utf-8"))
     with duckdb.connect(str(db_path), read_only=True) as con:
         current = corpus_fingerprint(con)
@@ -314,42 +387,100 @@ def search(
     queries: Sequence[str],
     k: int = 100,
     *,
+    db_path: str | Path,
     threads: int | None = None,
+    max_df_share: float | None = None,
 ) -> list[list[tuple[str, float]]]:
     """Top ``k`` chunks of each query by BM25 score, over the whole index.
 
-    Queries are searched in batches of :data:`SEARCH_BATCH` by ``threads``
-    threads (default: the cores; tantivy releases the GIL while it scores).
+    Queries are searched by :func:`search_rows`; the chunk ids of the hits of
+    all queries are then read from ``db_path`` in one query
+    (:func:`chunk_ids_of_rows`).
 
     Args:
         index_dir: Folder written by :func:`build_index`.
         queries: Query texts.
         k: Chunks per query (fewer when fewer chunks hold a query term).
+        db_path: The DuckDB file the index was built from
+            (:func:`index_is_current` says whether it still is).
+        threads: Search threads (default: the cores).
+        max_df_share: None (the default): exact BM25 of every query term.
+            Else drop the query terms held by more than this share of the
+            chunks first (see :func:`search_rows`): faster, not BM25 of the
+            whole query.
 
     Returns:
-        Per query, ``(chunk_id, score)`` pairs, best first (equal scores:
-        tantivy's document order, i.e. index order). A query without any
-        term after analysis gets none.
+        Per query, ``(chunk_id, score)`` pairs, best first; equal scores in
+        storage order (rowid). Of several chunks tied at the k-th score,
+        which are returned follows tantivy's document order (segment by
+        segment, not storage order). A query without any term after
+        analysis gets none.
 
     Raises:
-        Bm25Error: If ``index_dir`` holds no finished index.
+        Bm25Error: If ``index_dir`` holds no finished index of format
+            :data:`INDEX_FORMAT`, or a hit's row is not in ``kilt_chunks``
+            (the table changed since the index was built).
     """
-    index_dir = Path(index_dir)
-    if not (index_dir / META_FILE).exists():
-        raise Bm25Error(f"{index_dir}: no BM25 index (run `kilt-chunks bm25`)")
-    return search_committed(index_dir, queries, k, threads=threads)
+    problem = index_format_problem(index_dir)
+    if problem is not None:
+        raise Bm25Error(problem)
+    hits = search_rows(
+        index_dir, queries, k, threads=threads, max_df_share=max_df_share
+    )
+    rows = [row for found in hits for row, _ in found]
+    found_ids = chunk_ids_of_rows(db_path, rows)
+    known = [chunk_id for chunk_id in found_ids if chunk_id is not None]
+    if len(known) != len(found_ids):
+        raise Bm25Error(
+            f"{index_dir}: {len(found_ids) - len(known):,} hit rows are not in"
+            f" kilt_chunks of {db_path}; the chunks changed since the index was"
+            " built (rebuild it: kilt-chunks bm25 --reindex)"
+        )
+    ids = iter(known)
+    return [[(next(ids), score) for _, score in found] for found in hits]
 
 
-def search_committed(
+def search_rows(
     index_dir: str | Path,
     queries: Sequence[str],
     k: int = 100,
     *,
     threads: int | None = None,
-) -> list[list[tuple[str, float]]]:
-    """:func:`search` over the chunks committed so far, in a finished index or
-    one still being built (the benchmark measures a partial index with it);
-    same arguments and result."""
+    max_df_share: float | None = None,
+) -> list[list[tuple[int, float]]]:
+    """Top ``k`` rows (:data:`ROW_FIELD`) of each query by BM25 score, over
+    the chunks committed so far, in a finished index or one still being built
+    (the benchmark measures a partial index with it).
+
+    Queries are searched in batches of :data:`SEARCH_BATCH` by ``threads``
+    threads (default: the cores; tantivy releases the GIL while it scores).
+    A query is the disjunction of its analysed terms, scored by tantivy's
+    BM25 over all of them; a hit's row is read from the fast field, not from
+    the document store.
+
+    tantivy-py scores every chunk that holds any query term: its
+    ``Searcher.search`` always collects through a ``MultiCollector``, which
+    has no ``for_each_pruning`` path, so tantivy's block-max WAND (which
+    skips chunks that cannot reach the top k) never runs; the CPU time of a
+    query grows with the document frequencies of its terms, i.e. linearly
+    with the corpus. ``max_df_share`` trades exactness for that time.
+
+    Args:
+        max_df_share: None (the default): every analysed term counts (exact
+            BM25). A share in (0, 1]: the terms held by more than this share
+            of the indexed chunks (``Searcher.doc_freq`` over ``num_docs``)
+            are dropped from the query first, keeping at least its rarest
+            term; the scores are then BM25 of the terms kept, not of the
+            query (``bench/RESULTS_BM25.md`` measures what it changes).
+
+    Returns:
+        Per query, ``(row, score)`` pairs, best first (see :func:`search`).
+
+    Raises:
+        ValueError: If ``max_df_share`` is not in (0, 1].
+    """
+    if max_df_share is not None and not 0 < max_df_share <= 1:
+        raise ValueError(f"max_df_share must be in (0, 1], not {max_df_share}")
     from tantivy import Occur, Query
 
     index = _open(Path(index_dir))
@@ -358,20 +489,27 @@ def search_committed(
     schema = index.schema
     analyzer = _analyzer()
 
-    def one(text: str) -> list[tuple[str, float]]:
+    most = None if max_df_share is None else max_df_share * searcher.num_docs
+
+    def one(text: str) -> list[tuple[int, float]]:
         terms = analyzer.analyze(text)
         if not terms or k < 1:
             return []
+        if most is not None:
+            df = {t: searcher.doc_freq("body", t) for t in set(terms)}
+            kept = [t for t in terms if df[t] <= most]
+            terms = kept or [min(terms, key=lambda t: (df[t], t))]
         query = Query.boolean_query(
             [(Occur.Should, Query.term_query(schema, "body", t)) for t in terms]
         )
         hits = searcher.search(query, k, count=False).hits
-        return [
-            (searcher.doc(address)["chunk_id"][0], float(score))
-            for score, address in hits
+        rows = searcher.fast_field_values(ROW_FIELD, [address for _, address in hits])
+        found = [
+            (row, float(score)) for (score, _), row in zip(hits, rows, strict=True)
         ]
+        return sorted(found, key=lambda hit: (-hit[1], hit[0]))
 
-    def batch(texts: Sequence[str]) -> list[list[tuple[str, float]]]:
+    def batch(texts: Sequence[str]) -> list[list[tuple[int, float]]]:
         return [one(text) for text in texts]
 
     batches = [
@@ -441,12 +579,15 @@ def peak_rss_bytes() -> int:
 __all__ = [
     "Bm25Error",
     "build_index",
+    "chunk_ids_of_rows",
     "chunk_rows",
     "corpus_fingerprint",
     "index_chunks",
+    "index_format",
+    "index_format_problem",
     "index_is_current",
     "search",
-    "search_committed",
+    "search_rows",
     "task_queries",
     "write_trec_run",
     "peak_rss_bytes",

@@ -256,8 +256,17 @@ def run_bm25(args: argparse.Namespace) -> str:
     _require_db(args.db)
     index = Path(args.index or f"{args.db}.bm25")
     queries = bm25.task_queries(args.db, args.task)
+    share = args.max_df_share
+    if share is not None and not 0 < share <= 1:  # before any indexing
+        raise ValueError(f"--max-df-share must be in (0, 1], not {share}")
     lines = []
     if args.reindex or not bm25.index_is_current(args.db, index):
+        found = bm25.index_format(index)
+        if found not in (None, bm25.INDEX_FORMAT):
+            lines.append(
+                f"bm25 index {index}/: format {found} (another kilt-chunks"
+                f" version), rebuilt as format {bm25.INDEX_FORMAT}"
+            )
         meta = bm25.build_index(
             args.db, index, threads=args.threads or None, progress_seconds=30
         )
@@ -270,12 +279,21 @@ def run_bm25(args: argparse.Namespace) -> str:
     else:
         lines.append(f"bm25 index {index}/: reused (same chunks)")
     hits = bm25.search(
-        index, [text for _, text in queries], k=args.k, threads=args.threads or None
+        index,
+        [text for _, text in queries],
+        k=args.k,
+        db_path=args.db,
+        threads=args.threads or None,
+        max_df_share=args.max_df_share,
     )
     run = Path(args.run or Path("runs") / f"bm25.{args.task}.trec")
-    written = bm25.write_trec_run(run, [q for q, _ in queries], hits)
+    tag = bm25.RUN_TAG
+    if args.max_df_share is not None:
+        tag += f"-maxdf{args.max_df_share:g}"  # not exact BM25: named apart
+    written = bm25.write_trec_run(run, [q for q, _ in queries], hits, tag=tag)
     lines.append(
-        f"run {run}: {len(queries):,} queries, {written:,} lines (top {args.k})"
+        f"run {run}: {len(queries):,} queries, {written:,} lines (top {args.k},"
+        f" tag {tag})"
     )
     return "\n".join(lines)
 
@@ -444,12 +462,21 @@ def main(argv: list[str] | None = None) -> int:
         help="indexing and search threads (0 = one per core)",
     )
     bm25.add_argument("--reindex", action="store_true", help="rebuild the index")
+    bm25.add_argument(
+        "--max-df-share",
+        type=float,
+        default=None,
+        help="drop query terms held by more than this share of the chunks"
+        " (e.g. 0.1): faster, but NOT exact BM25 of the query; the run's tag"
+        " says so (default: every term, exact BM25)",
+    )
     evaluate = commands.add_parser(
         "eval",
         help="score a run (TREC or KILT format) on a task's qrels",
         description="KILT's page-level measures (R-precision, precision@k,"
-        " recall@k, success_rate@k, answer_in_context@k, entity_in_input: equal"
-        " to kilt/eval_retrieval.py query for query), KILT's downstream scores"
+        " recall@k, success_rate@k, answer_in_context@k,"
+        " answer_and_ent_in_context@k, entity_in_context@k, entity_in_input:"
+        " equal to kilt/eval_retrieval.py query for query), KILT's downstream scores"
         " when the run has answers, and chunk-level nDCG@10, recall@k and MRR@10"
         " (ir_measures); every gold query counts, those without any relevant"
         " item as 0.",

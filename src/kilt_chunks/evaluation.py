@@ -43,7 +43,13 @@ evidence sets in the first k ranks of :func:`kilt_rank`, over k),
 first k ranks), all 0 when the query has no evidence set;
 **answer_in_context@k** (``_answer_in_context_at_k``: 1 if a normalised gold
 answer is inside the normalised ``text`` of one of the first k provenance
-entries of the prediction; for a chunk run, the text of the first k chunks)
+entries of the prediction, as given: entries without ``wikipedia_id``
+included, an entry without ``text`` holding nothing; for a chunk run, the
+text of the first k chunks), **answer_and_ent_in_context@k**
+(``_answer_and_ent_in_context_at_k``: one of those texts holds both a gold
+answer and a gold provenance title), **entity_in_context@k**
+(``_ent_in_context_at_k``: one holds a gold title), all from the texts the
+prediction carries, as KILT reads them (not the knowledge source's pages),
 and **entity_in_input** (``_entity_in_input``: a normalised gold provenance
 title inside the normalised input). KILT reports recall@k and
 success_rate@k only for k > 1; they are computed here for every k.
@@ -89,9 +95,12 @@ __all__ = [
     "Gold",
     "GoldQuery",
     "Prediction",
+    "answer_and_entity_in_context",
     "answer_in_context",
+    "context_hits",
     "dedupe",
     "downstream_scores",
+    "entity_in_context",
     "entity_in_input",
     "evaluate",
     "evidence_sets",
@@ -369,20 +378,87 @@ def normalize_answer(text: str) -> str:
 _PUNCTUATION = frozenset(string.punctuation)
 
 
+def context_hits(
+    answers: Iterable[str], titles: Iterable[str], contexts: Sequence[str | None]
+) -> dict[str, int | None]:
+    """Where the first context holding a gold answer, a gold answer and a
+    gold title, or a gold title is: the first rank of KILT's
+    ``_answer_in_context_at_k``, ``_answer_and_ent_in_context_at_k`` and
+    ``_ent_in_context_at_k`` (``kilt/eval_retrieval.py``), each context
+    normalised once.
+
+    A context holds a string when the string normalised
+    (:func:`normalize_answer`) is a substring of the context normalised; a
+    None context (a provenance entry without ``text``) holds nothing. For
+    answer_and_ent, the answer and the title must be in the same context.
+
+    Args:
+        answers: Gold answers (``get_gold_answers``: stripped, non-empty).
+        titles: Gold provenance titles (``get_gold_titles``: stripped,
+            non-empty).
+        contexts: The prediction's provenance texts in its order (all
+            entries, with or without ``wikipedia_id``), or a chunk run's chunk
+            texts in rank order.
+
+    Returns:
+        ``answer``, ``answer_and_ent``, ``entity``: the 0-based position of
+        the first such context, None when there is none.
+    """
+    answer_keys = [normalize_answer(a) for a in answers]
+    title_keys = [normalize_answer(t) for t in titles]
+    first: dict[str, int | None] = {
+        "answer": None,
+        "answer_and_ent": None,
+        "entity": None,
+    }
+    for position, text in enumerate(contexts):
+        if text is None:
+            continue
+        context = normalize_answer(text)
+        has_answer = any(a in context for a in answer_keys)
+        has_title = any(t in context for t in title_keys)
+        if has_answer and first["answer"] is None:
+            first["answer"] = position
+        if has_answer and has_title and first["answer_and_ent"] is None:
+            first["answer_and_ent"] = position
+        if has_title and first["entity"] is None:
+            first["entity"] = position
+        if all(v is not None for v in first.values()):
+            break
+    return first
+
+
+def _within(position: int | None, k: int) -> int:
+    return int(position is not None and position < k)
+
+
 def answer_in_context(
     answers: Iterable[str], contexts: Sequence[str | None], k: int
 ) -> int:
     """KILT's answer_in_context@k (``_answer_in_context_at_k``): 1 when a
     normalised answer is a substring of the normalised text of one of the
     first k contexts (None: an entry without text), else 0."""
-    normalised = [normalize_answer(a) for a in answers]
-    for text in contexts[:k]:
-        if text is None:
-            continue
-        context = normalize_answer(text)
-        if any(a in context for a in normalised):
-            return 1
-    return 0
+    return _within(context_hits(answers, [], contexts[:k])["answer"], k)
+
+
+def answer_and_entity_in_context(
+    answers: Iterable[str],
+    titles: Iterable[str],
+    contexts: Sequence[str | None],
+    k: int,
+) -> int:
+    """KILT's answer_and_ent_in_context@k (``_answer_and_ent_in_context_at_k``):
+    1 when one of the first k contexts holds both a gold answer and a gold
+    title (normalised substrings, as :func:`context_hits`), else 0."""
+    return _within(context_hits(answers, titles, contexts[:k])["answer_and_ent"], k)
+
+
+def entity_in_context(
+    titles: Iterable[str], contexts: Sequence[str | None], k: int
+) -> int:
+    """KILT's entity_in_context@k (``_ent_in_context_at_k``): 1 when one of
+    the first k contexts holds a gold title (normalised substring), else 0."""
+    return _within(context_hits([], titles, contexts[:k])["entity"], k)
 
 
 def entity_in_input(titles: Iterable[str], query: str) -> int:
@@ -806,10 +882,11 @@ def evaluate(
         gold: What is relevant (:func:`gold_from_database`,
             :func:`gold_from_kilt_file`, :func:`gold_from_qrels`).
         run: :func:`read_run`.
-        ks: Cut-offs of precision, recall, success_rate, answer_in_context.
+        ks: Cut-offs of precision, recall, success_rate and the three
+            *_in_context measures.
         skip_empty_sets: Drop empty evidence sets (rule 2, not KILT's reading).
         chunk_texts: For a chunk run, ``chunk ids -> text`` (the build's
-            chunks), for answer_in_context@k; None leaves it out.
+            chunks), for the *_in_context@k measures; None leaves them out.
 
     Returns:
         A JSON-ready dict: ``labels``, ``ks``, ``num_queries`` (every gold
@@ -864,10 +941,10 @@ def evaluate(
             else prediction.contexts
         )
         if not is_chunk_run or chunk_texts is not None:
-            for k in ks:
-                values[f"answer_in_context@{k}"] = float(
-                    answer_in_context(query.answers, contexts, k)
-                )
+            first = context_hits(query.answers, query.titles, contexts[: ks[-1]])
+            for name in ("answer", "answer_and_ent", "entity"):
+                for k in ks:
+                    values[f"{name}_in_context@{k}"] = float(_within(first[name], k))
         values["entity_in_input"] = float(entity_in_input(query.titles, query.input))
         if with_answers:
             points = downstream_scores(prediction.answer, query.answers)
@@ -988,6 +1065,11 @@ def _chunk_measures(
 # ---------------------------------------------------------------- report
 
 
+#: Width of the measure-name column of :func:`format_table` (the longest
+#: name, ``page answer_and_ent_in_context@100``, is 34 characters).
+_NAME_WIDTH = 36
+
+
 def format_table(result: dict) -> str:
     """The measures of :func:`evaluate` as an aligned text table."""
     labels = result["labels"]
@@ -1010,17 +1092,18 @@ def format_table(result: dict) -> str:
             " KILT's evidence sets (use --gold <task>.queries.jsonl)"
         )
     lines.append(f"  {heading}")
-    lines.append(f"  {'measure':<30} {'value':>8}")
+    lines.append(f"  {'measure':<{_NAME_WIDTH}} {'value':>8}")
     for name, value in page["measures"].items():
-        lines.append(f"  {'page ' + name:<30} {value:>8.4f}")
+        lines.append(f"  {'page ' + name:<{_NAME_WIDTH}} {value:>8.4f}")
     lines.append(
-        f"  {'page queries':<30} {page['num_queries']:>8,}"
+        f"  {'page queries':<{_NAME_WIDTH}} {page['num_queries']:>8,}"
         f"  ({page['num_queries_without_evidence']:,} without any evidence set:"
         " counted as 0, not dropped)"
     )
     if result.get("pages_outside_corpus") is not None:
         lines.append(
-            f"  {'gold pages not in corpus':<30} {result['pages_outside_corpus']:>8,}"
+            f"  {'gold pages not in corpus':<{_NAME_WIDTH}}"
+            f" {result['pages_outside_corpus']:>8,}"
             "  (query-page pairs a chunk run cannot find)"
         )
     down = result.get("downstream")
@@ -1034,10 +1117,10 @@ def format_table(result: dict) -> str:
             )
         )
         for name, value in down["measures"].items():
-            lines.append(f"  {name:<30} {value:>8.4f}")
+            lines.append(f"  {name:<{_NAME_WIDTH}} {value:>8.4f}")
         if down["num_queries_without_gold_answer"]:
             lines.append(
-                f"  {'queries without gold answer':<30}"
+                f"  {'queries without gold answer':<{_NAME_WIDTH}}"
                 f" {down['num_queries_without_gold_answer']:>8,}  (scored 0)"
             )
     chunk = result["chunk"]
@@ -1050,14 +1133,15 @@ def format_table(result: dict) -> str:
         )
         for name, value in chunk["measures"].items():
             lines.append(
-                f"  {name:<30} {value:>8.4f} | {chunk['measures_trec_eval'][name]:.4f}"
+                f"  {name:<{_NAME_WIDTH}} {value:>8.4f}"
+                f" | {chunk['measures_trec_eval'][name]:.4f}"
             )
         lines.append(
-            f"  {'chunk queries':<30} {chunk['num_queries']:>8,}"
+            f"  {'chunk queries':<{_NAME_WIDTH}} {chunk['num_queries']:>8,}"
             f" | {chunk['num_queries_with_relevant']:,}"
         )
     lines.append(
-        f"  {'queries in run':<30} {result['num_queries_in_run']:>8,}"
+        f"  {'queries in run':<{_NAME_WIDTH}} {result['num_queries_in_run']:>8,}"
         f"  (missing ones count as 0; {result['num_run_queries_not_in_gold']:,}"
         " run queries not in the gold ignored)"
     )

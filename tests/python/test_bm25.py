@@ -13,6 +13,7 @@ import pytest
 from kilt_chunks.bm25 import (
     Bm25Error,
     build_index,
+    chunk_ids_of_rows,
     chunk_rows,
     corpus_fingerprint,
     index_chunks,
@@ -62,12 +63,21 @@ def test_index_search_and_run(tmp_path: Path) -> None:
     assert index_is_current(db, tmp_path / "index")
     queries = task_queries(db, "t")
     assert [q for q, _ in queries] == ["q1", "q2", "q3"]
-    hits = search(tmp_path / "index", [text for _, text in queries], k=3, threads=2)
+    hits = search(
+        tmp_path / "index", [text for _, text in queries], k=3, db_path=db, threads=2
+    )
     assert hits[0][0][0] == "doc-3_0::s-0::chunk-0"
     # "rivers" is stemmed to "river"; the title path is indexed too.
     assert hits[1][0][0] == "doc-2_0::s-0::chunk-0"
     # Only stop words: no term, no chunk.
     assert [len(h) for h in hits] == [1, 1, 0]
+    # Rows are kilt_chunks rowids (storage order); one DuckDB query for all.
+    assert chunk_ids_of_rows(db, [3, 0, 3, 99]) == [
+        "doc-3_0::s-0::chunk-0",
+        "doc-1_0::s-0::chunk-0",
+        "doc-3_0::s-0::chunk-0",
+        None,
+    ]
     run = tmp_path / "runs" / "bm25.t.trec"
     assert write_trec_run(run, [q for q, _ in queries], hits) == 2
     first = run.read_text().splitlines()[0].split()
@@ -85,7 +95,7 @@ def test_scores_are_corpus_wide_bm25(tmp_path: Path) -> None:
 
     db = make_db(tmp_path / "c.duckdb")
     build_index(db, tmp_path / "index", progress_seconds=0)
-    (hits,) = search(tmp_path / "index", ["saturn"], k=5)
+    (hits,) = search(tmp_path / "index", ["saturn"], k=5, db_path=db)
     assert [c for c, _ in hits] == ["doc-3_0::s-0::chunk-0"]
     # Token counts per chunk after analysis (title | text; "most", "its",
     # "very" are no stop words of tantivy's English list): albedo | albedo
@@ -120,14 +130,16 @@ def test_a_killed_index_resumes_at_its_last_commit(tmp_path: Path) -> None:
         )
     assert not index_is_current(db, tmp_path / "index")
     with pytest.raises(Bm25Error, match="no BM25 index"):
-        search(tmp_path / "index", ["saturn"])
+        search(tmp_path / "index", ["saturn"], db_path=db)
     # Batches of 2 with a commit each: 4 chunks committed; the 5th was added
     # after the last commit and rolled back.
     meta = build_index(db, tmp_path / "index", progress_seconds=0)
     assert (meta["resumed_from"], meta["num_indexed"]) == (4, 5)
     build_index(db, tmp_path / "fresh", progress_seconds=0)
     queries = ["which moon of saturn", "rivers in lower saxony", "snow"]
-    assert search(tmp_path / "index", queries) == search(tmp_path / "fresh", queries)
+    assert search(tmp_path / "index", queries, db_path=db) == search(
+        tmp_path / "fresh", queries, db_path=db
+    )
 
 
 def test_ids_with_white_space_are_percent_encoded_in_trec_files() -> None:
@@ -144,11 +156,70 @@ def test_a_changed_corpus_makes_the_index_stale(tmp_path: Path) -> None:
     with duckdb.connect(str(db)) as con:
         con.execute("delete from kilt_chunks where chunk_id like 'doc-3%'")
     assert not index_is_current(db, tmp_path / "index")
+    # "saturn" hits rowid 3 (doc-3, chunk 0), deleted since: not a wrong id.
+    with pytest.raises(Bm25Error, match="1 hit rows are not in kilt_chunks"):
+        search(tmp_path / "index", ["saturn"], db_path=db)
     with pytest.raises(Bm25Error, match="task 'nope': no queries"):
         task_queries(db, "nope")
     with pytest.raises(Bm25Error, match="no BM25 index"):
-        search(tmp_path / "missing", ["x"])
+        search(tmp_path / "missing", ["x"], db_path=db)
     with duckdb.connect(str(db)) as con:
         con.execute("delete from kilt_chunks")
     with pytest.raises(Bm25Error, match="kilt_chunks is empty"):
         build_index(db, tmp_path / "index", progress_seconds=0)
+
+
+def test_an_index_of_another_format_is_refused_and_rebuilt(tmp_path: Path) -> None:
+    """Format 1 (the chunk id in tantivy's document store) wrote no
+    ``index_format`` in kilt_bm25.json: such an index is refused by search
+    with a message naming both formats, is not current, and the next build
+    replaces it by one of format 2 (a rowid fast field)."""
+    import json
+
+    from kilt_chunks.bm25 import INDEX_FORMAT, META_FILE, index_format
+
+    db = make_db(tmp_path / "c.duckdb")
+    build_index(db, tmp_path / "index", progress_seconds=0)
+    assert INDEX_FORMAT == 2 and index_format(tmp_path / "index") == 2
+    meta_file = tmp_path / "index" / META_FILE
+    meta = json.loads(meta_file.read_text())
+    del meta["index_format"]
+    meta_file.write_text(json.dumps(meta))
+    assert index_format(tmp_path / "index") == 1
+    assert not index_is_current(db, tmp_path / "index")
+    with pytest.raises(Bm25Error, match="index of format 1, this kilt-chunks reads"):
+        search(tmp_path / "index", ["saturn"], db_path=db)
+    rebuilt = build_index(db, tmp_path / "index", progress_seconds=0)
+    assert (rebuilt["index_format"], rebuilt["resumed_from"]) == (2, 0)
+    assert search(tmp_path / "index", ["saturn"], db_path=db) == [
+        [("doc-3_0::s-0::chunk-0", pytest.approx(1.58789, rel=1e-5))]
+    ]
+
+
+def test_max_df_share_drops_frequent_terms_and_is_not_the_default(
+    tmp_path: Path,
+) -> None:
+    """ "albedo" is in 2 of the 5 chunks (share 0.4, its title path counts),
+    "saturn" in 1. Exact BM25 (the default) of "albedo saturn" ranks the
+    saturn chunk and both albedo chunks; with max_df_share 0.3 "albedo" is
+    dropped and the one hit scores as the query "saturn" alone (1.58789, see
+    test_scores_are_corpus_wide_bm25). When every term is too frequent, the
+    rarest stays."""
+    db = make_db(tmp_path / "c.duckdb")
+    build_index(db, tmp_path / "index", progress_seconds=0)
+    (exact,) = search(tmp_path / "index", ["albedo saturn"], db_path=db)
+    assert sorted(c for c, _ in exact) == [
+        "doc-1_0::s-0::chunk-0",
+        "doc-1_1::s-1::chunk-0",
+        "doc-3_0::s-0::chunk-0",
+    ]
+    (pruned,) = search(
+        tmp_path / "index", ["albedo saturn"], db_path=db, max_df_share=0.3
+    )
+    assert pruned == [("doc-3_0::s-0::chunk-0", pytest.approx(1.58789, rel=1e-5))]
+    (rarest,) = search(
+        tmp_path / "index", ["albedo saturn"], db_path=db, max_df_share=0.1
+    )
+    assert [c for c, _ in rarest] == ["doc-3_0::s-0::chunk-0"]
+    with pytest.raises(ValueError, match="max_df_share must be in"):
+        search(tmp_path / "index", ["x"], db_path=db, max_df_share=0)

@@ -21,8 +21,11 @@ from kilt_chunks.evaluation import (
     EvaluationError,
     Gold,
     GoldQuery,
+    answer_and_entity_in_context,
     answer_in_context,
+    context_hits,
     downstream_scores,
+    entity_in_context,
     evaluate,
     evidence_sets,
     format_table,
@@ -420,6 +423,73 @@ def test_kilt_downstream_counts_only_with_r_precision_one(tmp_path: Path) -> Non
     assert answer_in_context(["The Paris"], [None, "paris!"], 2) == 1
 
 
+def test_answer_and_entity_in_context_by_hand(tmp_path: Path) -> None:
+    """KILT's _answer_and_ent_in_context_at_k and _ent_in_context_at_k
+    (kilt/eval_retrieval.py): the first k provenance entries of the
+    prediction as given (an entry without wikipedia_id is not ranked but is
+    a context), each entry's own ``text`` normalised (an entry without text
+    holds nothing); answer and title must be in the same entry.
+
+    Gold: answer "Claude Monet", title "Impression, Sunrise". Entries:
+    0 "Impression, Sunrise is a painting." (title only), 1 no wikipedia_id,
+    "Claude Monet painted it." (answer only), 2 "Monet's Impression Sunrise,
+    by claude monet" (both: "monets impression sunrise by claude monet"),
+    3 no text. So answer@1 0, @2 1; answer_and_ent@2 0, @3 1; entity@1 1.
+    """
+    gold = [
+        {
+            "id": "q1",
+            "input": "who painted impression sunrise",
+            "output": [
+                {"answer": "Claude Monet"},
+                {
+                    "provenance": [
+                        {"wikipedia_id": "10", "title": "Impression, Sunrise"}
+                    ]
+                },
+            ],
+        },
+        {"id": "q2", "input": "x", "output": [{"answer": "Rome"}, prov("5")]},
+    ]
+    entries = [
+        {"wikipedia_id": "10", "text": "Impression, Sunrise is a painting."},
+        {"text": "Claude Monet painted it."},
+        {"wikipedia_id": "11", "text": "Monet's Impression Sunrise, by claude monet"},
+        {"wikipedia_id": "12"},
+    ]
+    guess = [
+        {"id": "q1", "output": [{"provenance": entries}]},
+        {"id": "q2", "output": [{"provenance": [{"wikipedia_id": "5"}]}]},
+    ]
+    result = score(tmp_path, gold, guess, ks=[1, 2, 3])
+    q1 = result["per_query"]["q1"]
+    assert [q1[f"answer_in_context@{k}"] for k in (1, 2, 3)] == [0.0, 1.0, 1.0]
+    assert [q1[f"answer_and_ent_in_context@{k}"] for k in (1, 2, 3)] == [0.0, 0.0, 1.0]
+    assert [q1[f"entity_in_context@{k}"] for k in (1, 2, 3)] == [1.0, 1.0, 1.0]
+    assert q1["entity_in_input"] == 1.0  # "impression sunrise" in the input
+    # q2: no texts at all (and no gold title): every context measure 0.
+    q2 = result["per_query"]["q2"]
+    assert all(v == 0.0 for n, v in q2.items() if "_in_" in n)
+    means = result["page"]["measures"]
+    assert (means["answer_and_ent_in_context@3"], means["entity_in_context@1"]) == (
+        0.5,
+        0.5,
+    )
+    # The functions on their own, and a chunk run's texts in rank order.
+    texts = ["Claude Monet was French.", "Impression, Sunrise by Claude Monet"]
+    answers, titles = ["Claude Monet"], ["Impression, Sunrise"]
+    assert answer_in_context(answers, texts, 1) == 1
+    assert answer_and_entity_in_context(answers, titles, texts, 1) == 0
+    assert answer_and_entity_in_context(answers, titles, texts, 2) == 1
+    assert entity_in_context(titles, texts, 1) == 0
+    assert entity_in_context(titles, [None, *texts], 3) == 1
+    assert context_hits(answers, titles, texts) == {
+        "answer": 0,
+        "answer_and_ent": 1,
+        "entity": 1,
+    }
+
+
 def test_chunk_ids_map_to_pages() -> None:
     assert page_of_chunk("doc-39_14::s-14::chunk-0") == "39"
     assert pages_of_chunk_ranking([CHUNK_C, CHUNK_B, CHUNK_A]) == ["1", "2"]
@@ -498,8 +568,9 @@ def test_a_kilt_prediction_and_the_equivalent_chunk_run_score_the_same(
     for query in ("947testa CRICKET", "q2"):
         pages = by_pages["per_query"][query]
         chunked = by_chunks["per_query"][query]
-        assert {n: chunked[n] for n in pages if "answer_in" not in n} == {
-            n: v for n, v in pages.items() if "answer_in" not in n
+        # The *_in_context measures need texts: the chunk run was given none.
+        assert {n: chunked[n] for n in pages if "_in_context" not in n} == {
+            n: v for n, v in pages.items() if "_in_context" not in n
         }
     # By hand, query 1: sets [{1, 7}, {2}]; pages 2 1 7 -> [T, es0, ...] then
     # 7 completes set 0: [T, T]: recall@1 1/2, recall@5 1; Rprec: {2} R 1,
@@ -532,7 +603,7 @@ def test_eval_command_with_a_kilt_gold_file(tmp_path: Path, capsys) -> None:
         ["eval", str(guess), "--gold", str(gold), "--ks", "5", "--json", str(out)]
     )
     assert code == 0
-    assert "page recall@5                    0.2500" in capsys.readouterr().out
+    assert f"{'page recall@5':<36} {0.25:>8.4f}" in capsys.readouterr().out
     scores = json.loads(out.read_text())
     assert [scores["per_query"][q]["recall@5"] for q in "ab"] == [0.0, 0.5]
     assert scores["ks"] == [5]
