@@ -3,22 +3,47 @@
         drops the incremental tables built from an earlier load, through the
         adapter so that dbt's relation cache knows, and they are built anew
         from the new pages. A reused load keeps them: a rerun after a killed
-        build does not cut the sections or measure the paragraphs again. -#}
+        build does not cut the sections or measure the paragraphs again.
+        Which tables: every incremental model downstream of this one in
+        dbt's graph (its refs, followed to the end), so a new incremental
+        model needs no list here; a model that checks a reload itself says so
+        with `meta: {kept_after_reload: true}` (int_sections_chunked: its
+        checkpoint compares section fingerprints). -#}
     {%- if execute -%}
         {%- set reused = run_query('select is_reused from ' ~ record) -%}
         {%- if not reused.columns[0].values()[0] -%}
-            {%- for database, identifier in [
-                (record.database, 'int_sections_assembled'),
-                (target.database, 'int_paragraphs_classified'),
-            ] -%}
-                {%- set relation = adapter.get_relation(
-                    database, record.schema, identifier
-                ) -%}
-                {%- if relation is not none -%}
-                    {%- do adapter.drop_relation(relation) -%}
+            {%- for node in models_built_from(model.unique_id) -%}
+                {%- if node.config.materialized == 'incremental'
+                    and not node.config.get('meta', {}).get('kept_after_reload', false) -%}
+                    {%- set relation = adapter.get_relation(
+                        node.database, node.schema, node.alias
+                    ) -%}
+                    {%- if relation is not none -%}
+                        {%- do adapter.drop_relation(relation) -%}
+                    {%- endif -%}
                 {%- endif -%}
             {%- endfor -%}
         {%- endif -%}
     {%- endif -%}
     select 1
+{%- endmacro %}
+
+
+{% macro models_built_from(unique_id) -%}
+    {#- The model nodes downstream of node unique_id in dbt's graph (through
+        any depth of refs), in no particular order; unique_id itself is not
+        among them. -#}
+    {%- set models = graph.nodes.values()
+        | selectattr('resource_type', 'equalto', 'model') | list -%}
+    {%- set found = namespace(ids=[unique_id], grew=true) -%}
+    {%- for _ in models if found.grew -%}
+        {%- set found.grew = false -%}
+        {%- for node in models if node.unique_id not in found.ids -%}
+            {%- if node.depends_on.nodes | select('in', found.ids) | list -%}
+                {%- set found.ids = found.ids + [node.unique_id] -%}
+                {%- set found.grew = true -%}
+            {%- endif -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {{- return(models | selectattr('unique_id', 'in', found.ids[1:]) | list) -}}
 {%- endmacro %}
