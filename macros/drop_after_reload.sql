@@ -29,17 +29,24 @@
 {%- endmacro %}
 
 
-{% macro models_built_from(unique_id) -%}
+{% macro models_built_from(unique_id, upstream=false) -%}
     {#- The model nodes downstream of node unique_id in dbt's graph (through
-        any depth of refs), in no particular order; unique_id itself is not
+        any depth of refs), or upstream of it (the models it is built from)
+        with upstream=true, in no particular order; unique_id itself is not
         among them. -#}
     {%- set models = graph.nodes.values()
         | selectattr('resource_type', 'equalto', 'model') | list -%}
-    {%- set found = namespace(ids=[unique_id], grew=true) -%}
+    {%- set found = namespace(ids=[unique_id], grew=true, refs=[]) -%}
     {%- for _ in models if found.grew -%}
         {%- set found.grew = false -%}
+        {%- set found.refs = [] -%}
+        {%- for id in found.ids if upstream -%}
+            {%- set found.refs = found.refs + graph.nodes[id].depends_on.nodes -%}
+        {%- endfor -%}
         {%- for node in models if node.unique_id not in found.ids -%}
-            {%- if node.depends_on.nodes | select('in', found.ids) | list -%}
+            {%- if (upstream and node.unique_id in found.refs)
+                or (not upstream
+                    and node.depends_on.nodes | select('in', found.ids) | list) -%}
                 {%- set found.ids = found.ids + [node.unique_id] -%}
                 {%- set found.grew = true -%}
             {%- endif -%}

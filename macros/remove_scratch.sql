@@ -1,9 +1,10 @@
 {% macro remove_scratch() -%}
     {#- Detach the scratch database (loaded pages, sections) and delete its
         file (kilt_remove_file, registered by the plugin), unless
-        keep_scratch. A post-hook of kilt_chunks, the last model reading it,
-        so the models after it and the export never share the disk with it;
-        and an on-run-end step (remove_scratch_after_success). -#}
+        keep_scratch. A post-hook of kilt_chunks, the last model reading it
+        (check_scratch_readers_before holds that), so the models after it and
+        the export never share the disk with it; and an on-run-end step
+        (remove_scratch_after_success). -#}
     {%- if execute
         and not (var('keep_scratch') | string | lower in ('true', '1', 'yes')) -%}
         {%- set files = run_query(
@@ -17,6 +18,37 @@
                 ) -%}
             {%- endfor -%}
         {%- endif -%}
+    {%- endif -%}
+    select 1
+{%- endmacro %}
+
+
+{% macro check_scratch_readers_before(last_reader) -%}
+    {#- on-run-start hook (last_reader: kilt_chunks): stop before anything
+        runs, naming the model and the fix, when a model that lives in the
+        scratch database or refs one that does is not built before
+        last_reader, whose post-hook removes the scratch database. The order
+        comes from refs; a new reader without one would fail late, or read a
+        removed table. -#}
+    {%- if execute -%}
+        {%- set last = graph.nodes['model.' ~ project_name ~ '.' ~ last_reader] -%}
+        {%- set before = models_built_from(last.unique_id, upstream=true)
+            | map(attribute='unique_id') | list -%}
+        {%- set models = graph.nodes.values()
+            | selectattr('resource_type', 'equalto', 'model') | list -%}
+        {%- set scratch = models | selectattr('database', 'equalto', 'kilt_scratch')
+            | map(attribute='unique_id') | list -%}
+        {%- for node in models if node.unique_id != last.unique_id
+            and node.unique_id not in before
+            and (node.unique_id in scratch
+                or node.depends_on.nodes | select('in', scratch) | list) -%}
+            {%- do exceptions.raise_compiler_error(
+                "model " ~ node.name ~ " reads the scratch database but is not"
+                ~ " built before " ~ last.name ~ ", whose post-hook removes it:"
+                ~ " add `-- depends_on: {{ ref('" ~ node.name ~ "') }}` to "
+                ~ last.original_file_path
+            ) -%}
+        {%- endfor -%}
     {%- endif -%}
     select 1
 {%- endmacro %}

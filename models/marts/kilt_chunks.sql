@@ -4,7 +4,9 @@
 -- Built after every other model that reads the scratch database, so that its
 -- post-hook can remove it (remove_scratch): the models after it (spans,
 -- provenance) read only the main database, and the disk never holds the
--- scratch copies of the text beside everything else.
+-- scratch copies of the text beside everything else. The refs above give that
+-- order; a model reading the scratch database without being among this
+-- model's ancestors stops the build at its start (check_scratch_readers_before).
 {{ config(post_hook={"sql": "{{ remove_scratch() }}", "transaction": false}) }}
 
 with
