@@ -287,10 +287,16 @@ def _stage_of(unique_id: str) -> str:
 
 
 def start_build(
-    corpus: Path, workdir: Path, splitter: str, progress_seconds: float = 0
+    corpus: Path,
+    workdir: Path,
+    splitter: str,
+    progress_seconds: float = 0,
+    memory_limit: str | None = None,
 ) -> tuple[subprocess.Popen, PeakRss, float]:
     """Start `dbt build` of ``corpus`` into ``workdir`` (output in
-    ``workdir/dbt_build.log``); return the process, its sampler, start time."""
+    ``workdir/dbt_build.log``), with ``KILT_CHUNKS_MEMORY_LIMIT`` set to
+    ``memory_limit`` when given; return the process, its sampler, start
+    time."""
     workdir.mkdir(parents=True, exist_ok=True)
     variables = {
         "kilt_path": str(corpus),
@@ -299,6 +305,8 @@ def start_build(
         "progress_seconds": progress_seconds,
     }
     env = dbt_build_env(workdir / "bench.duckdb")
+    if memory_limit is not None:
+        env["KILT_CHUNKS_MEMORY_LIMIT"] = memory_limit
     log = (workdir / "dbt_build.log").open("a")
     start = time.perf_counter()
     proc = subprocess.Popen(
@@ -325,12 +333,15 @@ def end_to_end(
     *,
     json_bytes: int | None = None,
     progress_seconds: float = 0,
+    memory_limit: str | None = None,
 ) -> dict:
     """Run `dbt build` (models and tests) on a corpus; time stages, pages/s,
     peak RSS and peak disk (everything below ``workdir``)."""
     if workdir.exists():
         shutil.rmtree(workdir)
-    proc, rss, start = start_build(corpus, workdir, splitter, progress_seconds)
+    proc, rss, start = start_build(
+        corpus, workdir, splitter, progress_seconds, memory_limit
+    )
     proc.wait()
     peak = rss.stop()
     wall = time.perf_counter() - start
@@ -713,13 +724,12 @@ def main() -> None:
         # step (docs/resources.md: SECTIONS_MEMORY_PER_TEXT_BYTE times the
         # text of the longest run of 2,048 pages; 58 MB here): the limit the
         # load's check advises for this corpus.
-        os.environ["KILT_CHUNKS_MEMORY_LIMIT"] = LONG_PAGES_MEMORY_LIMIT
-        try:
-            long_pages[label] = end_to_end(
-                path, args.workdir / f"e2e_long_{size:g}mb", args.splitter
-            )
-        finally:
-            del os.environ["KILT_CHUNKS_MEMORY_LIMIT"]
+        long_pages[label] = end_to_end(
+            path,
+            args.workdir / f"e2e_long_{size:g}mb",
+            args.splitter,
+            memory_limit=LONG_PAGES_MEMORY_LIMIT,
+        )
         print(f"end to end {label} ({made['pages']:,} pages): {long_pages[label]}")
 
     largest = runs[max(args.sizes)]

@@ -1,6 +1,6 @@
 """One row recording how the chunk corpus was built (versions and settings)."""
 
-from kilt_chunks.build_info import build_info_table
+from kilt_chunks.build_info import build_info, build_info_table
 from kilt_chunks.records import recorded_settings
 from kilt_chunks.settings import tokenizer_setting
 
@@ -13,7 +13,7 @@ def model(dbt, session):
     # The values the chunks were built with (kilt_build_settings), not the
     # defaults of a partial build that did not chunk.
     recorded = recorded_settings(session)
-    return build_info_table(
+    info = build_info(
         kilt_path=dbt.config.get("kilt_path"),
         splitter=recorded.get("splitter", dbt.config.get("splitter")),
         chunk_size=int(recorded.get("chunk_size", dbt.config.get("chunk_size"))),
@@ -25,3 +25,4 @@ def model(dbt, session):
             recorded.get("tokenizer", dbt.config.get("tokenizer"))
         ),
     )
+    return build_info_table(info)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from importlib.metadata import version
 
 import pyarrow as pa
@@ -88,16 +89,7 @@ def build_info(
     return info
 
 
-def build_info_table(
-    kilt_path: str,
-    splitter: str,
-    chunk_size: int,
-    export_dir: str = "",
-    chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
-    tokenizer: str = DEFAULT_TOKENIZER,
-) -> pa.Table:
-    """:func:`build_info` as a one-row Arrow table of string columns."""
-    info = build_info(
-        kilt_path, splitter, chunk_size, export_dir, chunk_overlap, tokenizer
-    )
+def build_info_table(info: Mapping[str, str]) -> pa.Table:
+    """A build's :func:`build_info` as a one-row Arrow table of string
+    columns, in the mapping's key order."""
     return pa.table({key: [value] for key, value in info.items()})

@@ -10,7 +10,7 @@ step runs, as when the process is killed there.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -77,20 +77,32 @@ def _row(schema: pa.Schema, chunk_id: str, order: int) -> dict:
     return row
 
 
-def write_export(root: Path, marker: str, rows: int) -> Path:
-    """An export of the two configs every build has, ``rows`` rows each with
-    chunk ids ``<marker>-<i>``, with its card, put in place."""
-    partial = start_export(str(root))
+def write_configs(
+    partial: Path, batch_of: Callable[[pa.Schema], pa.RecordBatch]
+) -> list[ExportedConfig]:
+    """Write the configs every build has (the task tables need kilt_tasks)
+    into the export being made at ``partial``, each the batch ``batch_of``
+    gives for the config's contract schema; return them, in table order."""
     exported = []
     for table in (t for t in EXPORT_TABLES if not t.only_if_rows):
         folder = partial / "data" / table.config
         folder.mkdir(parents=True)
         schema = contract_schema(table.model)
-        batch = pa.RecordBatch.from_pylist(
-            [_row(schema, f"{marker}-{i}", i) for i in range(rows)], schema=schema
-        )
-        files = write_parquet_files([batch], schema, folder, 10)
+        files = write_parquet_files([batch_of(schema)], schema, folder, 10)
         exported.append(ExportedConfig(table, files, schema))
+    return exported
+
+
+def write_export(root: Path, marker: str, rows: int) -> Path:
+    """An export of the two configs every build has, ``rows`` rows each with
+    chunk ids ``<marker>-<i>``, with its card, put in place."""
+    partial = start_export(str(root))
+    exported = write_configs(
+        partial,
+        lambda schema: pa.RecordBatch.from_pylist(
+            [_row(schema, f"{marker}-{i}", i) for i in range(rows)], schema=schema
+        ),
+    )
     card = dataset_card(
         exported,
         {"kilt_path": "x.jsonl", "chunk_size": "256", "kilt_chunks_version": "0.1"},

@@ -18,12 +18,11 @@ from huggingface_hub import DatasetCard, HfApi
 
 from conftest import SAMPLE, SAMPLE_JSONL, Build, read_pages, run_dbt_build
 from contracts import contract_schema
-from export_kill import Killed, stopped_at, write_export, write_qrels
+from export_kill import Killed, stopped_at, write_configs, write_export, write_qrels
 from kilt_chunks.card import LICENSE, check_card, dataset_card
 from kilt_chunks.cli import corpus_stats, main
 from kilt_chunks.export import (
     EXPORT_TABLES,
-    ExportedConfig,
     ExportSchemaError,
     arrow_type,
     config_files,
@@ -228,15 +227,12 @@ def _small_export(root: Path, *, figures: bool = True) -> Path:
     """A finished export of two tiny configs, through the real writer, card
     and figures."""
     partial = start_export(str(root))
-    exported = []
-    # The configs every build has (the task tables need kilt_tasks).
-    for table in (t for t in EXPORT_TABLES if not t.only_if_rows):
-        folder = partial / "data" / table.config
-        folder.mkdir(parents=True)
-        schema = contract_schema(table.model)
-        batch = pa.record_batch({f.name: pa.array([_value(f)], f.type) for f in schema})
-        files = write_parquet_files([batch], schema, folder, 10)
-        exported.append(ExportedConfig(table, files, schema))
+    exported = write_configs(
+        partial,
+        lambda schema: pa.record_batch(
+            {f.name: pa.array([_value(f)], f.type) for f in schema}
+        ),
+    )
     figure_paths = []
     if figures:
         (partial / "figures").mkdir()
