@@ -46,6 +46,22 @@ def sample_texts() -> tuple[list[str], list[str]]:
     return sections, bodies
 
 
+def sweep_share(texts: list[str], setting: int, settings: int) -> list[tuple[int, str]]:
+    """One setting's share of a sweep over the sample's sections.
+
+    A sweep runs many (chunk_size, overlap, tokenizer) settings against stock
+    LlamaIndex; running each over all 2,000-odd sections made the sweeps most
+    of ``make test-fast``. Setting number ``setting`` of ``settings`` checks
+    every ``settings``-th section from ``setting % settings`` on, so the sweep
+    as a whole still checks every section (test_splitter_sentence checks all of
+    them at the default settings).
+
+    Returns:
+        (index in ``texts``, text) pairs, about ``len(texts) / settings`` of them.
+    """
+    return list(enumerate(texts))[setting % settings :: settings]
+
+
 def stock_split(text: str, chunk_size: int = 256) -> list[str]:
     """Stock LlamaIndex's chunks of ``text``."""
     return get_splitter("llama_index", chunk_size).split_text(text)

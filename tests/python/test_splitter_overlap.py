@@ -1,9 +1,10 @@
 """chunk_overlap: the fast splitter equals stock ``SentenceSplitter(chunk_size,
 chunk_overlap)`` for every overlap, with exact offsets for overlapping chunks.
 
-Differential tests on every kept section of the bundled sample over the grid
+Differential tests on the kept sections of the bundled sample over the grid
 of the issue (overlap 0, 1, 32, 128 and chunk_size - 1; chunk sizes 64, 128,
-256, 512), hypothesis property tests on generated text, and the spans.
+256, 512; each setting checks a third of the sections, every section is checked
+under six settings), hypothesis property tests on generated text, and the spans.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from splitter_cases import (
     WORDS,
     assert_same,
     sample_texts,
+    sweep_share,
     texts_of,
     with_spaces,
 )
@@ -44,18 +46,36 @@ def _kept_sections() -> list[str]:
     return [t for t in sections if t.strip()]
 
 
-@pytest.mark.parametrize(("chunk_size", "chunk_overlap"), grid())
+# Each setting of the grid checks a third of the sections (every section is
+# checked under six settings of the grid).
+GRID_SHARES = 3
+
+
+@pytest.mark.parametrize(
+    ("setting", "chunk_size", "chunk_overlap"),
+    [(n, size, overlap) for n, (size, overlap) in enumerate(grid())],
+)
 def test_every_sample_section_matches_stock_with_overlap(
-    chunk_size: int, chunk_overlap: int
+    setting: int, chunk_size: int, chunk_overlap: int
 ) -> None:
     texts = _kept_sections()
     assert len(texts) > 2000
     fast = FastSentenceSplitter(chunk_size, chunk_overlap)
     stock = get_splitter("llama_index", chunk_size, chunk_overlap)
-    mismatches = [
-        i for i, t in enumerate(texts) if fast.split_text(t) != stock.split_text(t)
-    ]
+    share = sweep_share(texts, setting, GRID_SHARES)
+    assert len(share) > 600
+    mismatches = [i for i, t in share if fast.split_text(t) != stock.split_text(t)]
     assert mismatches == []
+
+
+def test_the_grid_checks_every_section() -> None:
+    texts = _kept_sections()
+    checked = {
+        i
+        for setting in range(len(grid()))
+        for i, _ in sweep_share(texts, setting, GRID_SHARES)
+    }
+    assert checked == set(range(len(texts)))
 
 
 @pytest.mark.parametrize(("chunk_size", "chunk_overlap"), [(64, 32), (256, 128)])
