@@ -112,13 +112,15 @@ def test_a_million_spaces_split_fast_and_name_the_page_with_stock() -> None:
 
 
 def test_output_is_identical_for_any_worker_count() -> None:
+    # The default (fast) splitter: worker count and batch size are the pool's
+    # business, and the splitter's identity with stock has its own tests.
     batches = _sample_section_batches(batch_size=37)
     one = pa.Table.from_batches(
-        list(split_section_batches(batches, splitter="llama_index", workers=1)),
+        list(split_section_batches(batches, workers=1)),
         schema=CHUNK_SCHEMA,
     )
     two = pa.Table.from_batches(
-        list(split_section_batches(batches, splitter="llama_index", workers=2)),
+        list(split_section_batches(batches, workers=2)),
         schema=CHUNK_SCHEMA,
     )
     assert one.num_rows > 500
@@ -128,7 +130,6 @@ def test_output_is_identical_for_any_worker_count() -> None:
         list(
             split_section_batches(
                 _sample_section_batches(batch_size=500),
-                splitter="llama_index",
                 workers=1,
             )
         ),
