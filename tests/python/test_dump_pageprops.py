@@ -6,6 +6,14 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from dump_helpers import DUMPS, ENWIKI, multistream, shard_digests, shared_dump_build
@@ -185,13 +193,59 @@ def test_without_page_props_the_pages_are_unchanged(
         assert with_ids == without
 
 
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def ray_cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A Ray cluster of one node, started as users start one (``ray start
+    --head``) in processes of its own, with token authentication on (the
+    default of Ray's local clusters since 2.59); yields its address. The
+    local-mode Ray of test_dump_build is the other Ray path."""
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")
+    port = _free_port()
+    head = subprocess.Popen(
+        [
+            str(Path(sys.executable).with_name("ray")), "start", "--head",
+            "--block", f"--port={port}", "--node-ip-address=127.0.0.1",
+            "--num-cpus=2", "--include-dashboard=false",
+            "--disable-usage-stats",
+            f"--dashboard-agent-listen-port={_free_port()}",
+        ],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True, env=dict(os.environ),
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        lines = []
+        assert head.stdout is not None
+        while time.monotonic() < deadline:
+            line = head.stdout.readline()
+            lines.append(line)
+            if not line or "Ray runtime started" in line:
+                break
+        assert "Ray runtime started" in lines[-1], "".join(lines)
+        yield f"127.0.0.1:{port}"
+    finally:
+        head.send_signal(signal.SIGTERM)
+        try:
+            head.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(head.pid, signal.SIGKILL)
+
+
 def test_engines_give_identical_bytes_with_page_props(
-    tmp_path, enwiki_ms, wikidata_out
+    tmp_path, enwiki_ms, wikidata_out, ray_cluster
 ):
+    """The pool and Ray tasks on a separately started cluster (the address
+    path of ``--ray-address``) write the same bytes."""
     digests = {}
     for name, options in {
         "pool1": {"workers": 1},
-        "ray2": {"workers": 2, "engine": "ray"},
+        "ray_cluster": {"workers": 2, "engine": "ray", "ray_address": ray_cluster},
     }.items():
         out = tmp_path / name
         build_from_dump(
@@ -199,7 +253,7 @@ def test_engines_give_identical_bytes_with_page_props(
             **options,
         )  # fmt: skip
         digests[name] = shard_digests(out)
-    assert digests["pool1"] == digests["ray2"] == shard_digests(wikidata_out)
+    assert digests["pool1"] == digests["ray_cluster"] == shard_digests(wikidata_out)
 
 
 def test_page_props_errors_are_clear(tmp_path, enwiki_ms):

@@ -122,14 +122,29 @@ class _Ray:
                 "logging_level": "ERROR",
             }
             if address:
-                ray.init(address=address, **options)
+                try:
+                    ray.init(address=address, **options)
+                except (ConnectionError, RuntimeError) as exc:
+                    raise DumpBuildError(
+                        f"cannot connect to the Ray cluster at {address}: "
+                        f"{str(exc).splitlines()[0]}. A cluster of Ray 2.59 or "
+                        "later may use token authentication: run with "
+                        "RAY_AUTH_MODE=token and the cluster's token "
+                        "(RAY_AUTH_TOKEN, or ~/.ray/auth_token)"
+                    ) from exc
             else:
-                ray.init(num_cpus=workers, **options)
+                # "local": a Ray of its own, even where a local cluster runs
+                # (ray.init() would join it and refuse num_cpus).
+                ray.init(address="local", num_cpus=workers, **options)
         self.remotes: dict[Callable, Any] = {}
 
     def submit(self, fn: Callable[[Any], Any], job: Any) -> Any:
         if fn not in self.remotes:
-            self.remotes[fn] = self.ray.remote(num_cpus=1, max_retries=0)(fn)
+            # A task whose worker or node is lost runs again (Ray's default
+            # of 3 retries): a split's function is pure and writes through a
+            # temporary file and a rename, so a retry gives the same bytes.
+            # An exception of the function itself is not retried.
+            self.remotes[fn] = self.ray.remote(num_cpus=1, max_retries=3)(fn)
         return self.remotes[fn].remote(job)
 
     def wait(self, pending: set, timeout: float) -> tuple[set, set]:
