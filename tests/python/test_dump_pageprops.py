@@ -267,3 +267,22 @@ def test_page_props_errors_are_clear(tmp_path, enwiki_ms):
             [enwiki_ms], tmp_path / "o2", splits=2, workers=1, progress_seconds=0,
             page_props=bad,
         )  # fmt: skip
+
+
+def test_a_cluster_that_refuses_the_driver_is_one_clear_error(
+    tmp_path, enwiki_ms, monkeypatch
+):
+    import ray
+
+    def refuse(**_options):
+        raise ConnectionError("Failed to connect to Ray cluster at 10.0.0.9:6379")
+
+    monkeypatch.setattr(ray, "init", refuse)
+    with pytest.raises(DumpBuildError) as error:
+        build_from_dump(
+            [enwiki_ms], tmp_path / "o", workers=2, engine="ray",
+            ray_address="10.0.0.9:6379", progress_seconds=0,
+        )  # fmt: skip
+    message = str(error.value)
+    assert message.startswith("cannot connect to the Ray cluster at 10.0.0.9:6379")
+    assert "RAY_AUTH_MODE=token" in message and "\n" not in message
