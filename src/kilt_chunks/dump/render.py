@@ -118,7 +118,7 @@ _BOLD = re.compile(r"'''(.*?)'''")
 _ITALIC_QUOTE = re.compile(r"''\"([^\"]*?)\"''")
 _ITALIC = re.compile(r"''(.*?)''")
 _QUOTE_QUOTE = re.compile(r'""([^"]*?)""')
-_SPACES = re.compile(r" {2,}")
+_SPACES = re.compile(r"   *")  # two or more (a literal start: 5x " {2,}")
 _DOTS = re.compile(r"\.{4,}")
 _PUNCT_LINE = re.compile(r"\n\W+?\n")
 _SWITCHES = re.compile(
@@ -142,8 +142,10 @@ _TABLE = re.compile(r"\{\|(?:(?!\{\|).)*?\|\}", re.S)
 # [[target|label]] with no markup, no namespace and no second "|", not
 # inside [...] brackets; and the tags whose content mwparserfromhell does
 # not parse (a link there is text), on pages that the fast path then skips.
+# (the "not after a [" test comes after the "[[": a pattern that starts with
+# a literal is searched for that literal first, 5 times faster here)
 _PLAIN_LINK = re.compile(
-    r"(?<!\[)\[\[([^\[\]{}<>&|:\n]*)(?:\|([^\[\]{}<>&|\n]*))?\]\](?!\])"
+    r"\[\[(?<!\[\[\[)([^\[\]{}<>&|:\n]*)(?:\|([^\[\]{}<>&|\n]*))?\]\](?!\])"
 )
 # From such a tag to its first closing tag (or the end of the text): a
 # stretch that holds every place where the parser leaves the tag's content
@@ -287,7 +289,7 @@ class _Renderer:
             # inside an open [ or [[ (a link's title or label, an external
             # link's URL) the parser may not make it a link: left to it
             before = text.rfind("[", 0, start)
-            if before >= 0 and "]" not in text[before:start]:
+            if before >= 0 and text.find("]", before, start) < 0:
                 continue
             title, label = m.group(1), m.group(2)
             target = title.strip()
