@@ -278,25 +278,27 @@ class _Renderer:
         if "[[" not in text:
             return text
         unparsed = [m.span() for m in _UNPARSED.finditer(text)]
+        u = 0  # the first stretch that does not end before the link
         out: list[str] = []
         cur = 0
+        rfind, find, anchor = text.rfind, text.find, self.anchor
         for m in _PLAIN_LINK.finditer(text):
             start = m.start()
-            while unparsed and unparsed[0][1] <= start:
-                unparsed.pop(0)
-            if unparsed and unparsed[0][0] <= start:
+            while u < len(unparsed) and unparsed[u][1] <= start:
+                u += 1
+            if u < len(unparsed) and unparsed[u][0] <= start:
                 continue  # inside a tag the parser leaves as text
             # inside an open [ or [[ (a link's title or label, an external
             # link's URL) the parser may not make it a link: left to it
-            before = text.rfind("[", 0, start)
-            if before >= 0 and text.find("]", before, start) < 0:
+            before = rfind("[", 0, start)
+            if before >= 0 and find("]", before, start) < 0:
                 continue
-            title, label = m.group(1), m.group(2)
+            title, label = m.groups()
             target = title.strip()
             if not target:
                 continue
             out.append(text[cur:start])
-            out.append(self.anchor(target, title if label is None else label.strip()))
+            out.append(anchor(target, title if label is None else label.strip()))
             cur = m.end()
         out.append(text[cur:])
         return "".join(out)
@@ -462,6 +464,25 @@ def _zip_longest(a: str, b: str) -> list[tuple[str, str]]:
     return [(a[k] if k < len(a) else "", b[k] if k < len(b) else "") for k in range(n)]
 
 
+def _for_the_parser(wikitext: str, renderer: _Renderer) -> tuple[str, bool]:
+    """What the parser is given: the page without comments, references,
+    templates and tables, its plain links rendered as anchor markers (into
+    ``renderer``), and (``True`` as the second value) its list marks and
+    plain headings' first ``=`` hidden behind stand-in characters (not on
+    the rare page that holds the stand-ins itself: ``False``)."""
+    wikitext = _drop_nested(_REF.sub("", _COMMENT.sub("", wikitext)))
+    wikitext = renderer.plain_links(wikitext)
+    hide = not any(c in wikitext for c in _HIDDEN_MARKS.values())
+    if hide:
+        wikitext = _LIST_MARKS.sub(
+            lambda m: m.group(0).translate(_HIDE_MARKS), "\n" + wikitext
+        )
+        if "=" in wikitext:
+            wikitext = _PLAIN_HEADING.sub("\n" + _HEADING_STAND_IN, wikitext)
+        wikitext = wikitext[1:]
+    return wikitext, hide
+
+
 def render_wikitext(
     wikitext: str, site: SiteInfo, *, keep_colon_links: bool = False
 ) -> tuple[list[str], list[dict[str, Any]], list[str]]:
@@ -482,17 +503,7 @@ def render_wikitext(
         in order of first appearance.
     """
     renderer = _Renderer(site, keep_colon_links)
-    wikitext = _drop_nested(_REF.sub("", _COMMENT.sub("", wikitext)))
-    wikitext = renderer.plain_links(wikitext)
-    # (not on the rare page that holds the stand-in characters itself)
-    hide = not any(c in wikitext for c in _HIDDEN_MARKS.values())
-    if hide:
-        wikitext = _LIST_MARKS.sub(
-            lambda m: m.group(0).translate(_HIDE_MARKS), "\n" + wikitext
-        )
-        if "=" in wikitext:
-            wikitext = _PLAIN_HEADING.sub("\n" + _HEADING_STAND_IN, wikitext)
-        wikitext = wikitext[1:]
+    wikitext, hide = _for_the_parser(wikitext, renderer)
     flat = renderer.code(mwparserfromhell.parse(wikitext, skip_style_tags=True))
     if hide:
         for mark, hidden in _HIDDEN_MARKS.items():
