@@ -124,7 +124,10 @@ class _Ray:
             if address:
                 ray.init(address=address, **options)
             else:
-                ray.init(num_cpus=workers, **options)
+                # "local": a new Ray of our own even when a cluster started by
+                # `ray start` runs on this machine (without it, ray.init finds
+                # that cluster through /tmp/ray and refuses num_cpus)
+                ray.init(address="local", num_cpus=workers, **options)
         self.remotes: dict[Callable, Any] = {}
 
     def submit(self, fn: Callable[[Any], Any], job: Any) -> Any:
