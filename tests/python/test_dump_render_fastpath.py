@@ -51,6 +51,15 @@ TRAPS = [
     "[http://x.com a\n== b ==\n]", "{{a\n== b ==\n", "== a ''b'' ==\nx",
     "== [[a]] ==\nx", "== a &amp; b ==\nx", "== a <!-- c --> ==\nx", "* x\n== a ==\n* y",
     "== http://x.com ==\nx", "== a ==\ue007\nx", "<ref>\n== a ==\n</ref> b",
+    # around what is removed before parsing (templates, comments, refs, tables)
+    "{{a|{{b|{{c}}}}}} [[d]]\n== e ==\nf", "[[a|{{b}} c]] [[d]]", "[[a{{b}}|c]]",
+    "[[File:x.jpg|thumb|{{b}} [[c]] d]] [[e]]", "<nowiki>{{a}}</nowiki> [[b]]",
+    "<pre>{{a</pre> [[b]]\n== c ==\nd", "<math>{{a}}</math> [[b]]",
+    "<!-- {{a -->[[b]]", "<!-- [[a]]\n== b ==\n", "{{a [[b]]\n== c ==\nd",
+    "a }} [[b]] {{", "{{{p}}} [[a]]", "{{{p|[[a]]}}} [[b]]", "{{a|\n== b ==\n}}\nc",
+    "{|\n|[[a]]\n|}\n[[b]]", "{|\n|-\n| {{a}} [[b]]\n|}\n== c ==\nd",
+    "<ref name=x>[[a]]</ref>[[b]]", '<ref name="x" />[[a]]', "<ref name=x/>\n== a ==\nb",
+    "<ref>{{a}}</ref> [[b]]", "<REF>[[a]]</REF> [[b]]",
 ]  # fmt: skip
 
 

@@ -40,8 +40,11 @@ only be turned back into text are kept from it, with the same output
 plain links (``[[target]]``, ``[[target|label]]`` without markup, ``:`` or
 an open ``[`` before them, outside ``nowiki``/``pre``/``math``/...) become
 anchor markers by a regular expression before parsing, and list marks at
-the start of lines are hidden from the parser behind stand-in characters
-and put back after it.
+the start of lines and the first ``=`` of headings whose title is plain
+text are hidden from the parser behind stand-in characters and put back
+after it. The regular expressions start with a literal where they can (the
+engine then looks for it first), and link targets are quoted by one
+``str.translate`` of their UTF-8 bytes.
 
 2.75's quirks, decided (documented in docs/dump.md): a link whose target has
 a ``prefix:`` that is neither a namespace nor ``w:``/``wikt:``
