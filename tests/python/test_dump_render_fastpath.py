@@ -46,10 +46,12 @@ TRAPS = [
     "======= a =======\nx", "== a ==  \nx", "==a==b\nx", "== a = b ==\nx",
     "x\n== a ==\n\n=== b ===\ny\n== c ==\n", "[[a|b\n== c ==\nd]]",
     "[[a\n== c ==\n]]", "[[a|\n== c ==\n]]", "<span title\n== a ==\n>x</span>",
-    "<span title=\n== a ==\n>x</span>", "{|\n| a\n== b ==\n", "<div>\n== a ==\n</div>",
-    "<nowiki>\n== a ==\n</nowiki>", "<pre>\n== a ==\n</pre>", "<math>\n== a ==\n</math>",
+    "<span title=\n== a ==\n>x</span>", "{|\n| a\n== b ==\n",
+    "<div>\n== a ==\n</div>", "<nowiki>\n== a ==\n</nowiki>",
+    "<pre>\n== a ==\n</pre>", "<math>\n== a ==\n</math>",
     "[http://x.com a\n== b ==\n]", "{{a\n== b ==\n", "== a ''b'' ==\nx",
-    "== [[a]] ==\nx", "== a &amp; b ==\nx", "== a <!-- c --> ==\nx", "* x\n== a ==\n* y",
+    "== [[a]] ==\nx", "== a &amp; b ==\nx", "== a <!-- c --> ==\nx",
+    "* x\n== a ==\n* y",
     "== http://x.com ==\nx", "== a ==\ue007\nx", "<ref>\n== a ==\n</ref> b",
     # around what is removed before parsing (templates, comments, refs, tables)
     "{{a|{{b|{{c}}}}}} [[d]]\n== e ==\nf", "[[a|{{b}} c]] [[d]]", "[[a{{b}}|c]]",
@@ -58,7 +60,8 @@ TRAPS = [
     "<!-- {{a -->[[b]]", "<!-- [[a]]\n== b ==\n", "{{a [[b]]\n== c ==\nd",
     "a }} [[b]] {{", "{{{p}}} [[a]]", "{{{p|[[a]]}}} [[b]]", "{{a|\n== b ==\n}}\nc",
     "{|\n|[[a]]\n|}\n[[b]]", "{|\n|-\n| {{a}} [[b]]\n|}\n== c ==\nd",
-    "<ref name=x>[[a]]</ref>[[b]]", '<ref name="x" />[[a]]', "<ref name=x/>\n== a ==\nb",
+    "<ref name=x>[[a]]</ref>[[b]]", '<ref name="x" />[[a]]',
+    "<ref name=x/>\n== a ==\nb",
     "<ref>{{a}}</ref> [[b]]", "<REF>[[a]]</REF> [[b]]",
 ]  # fmt: skip
 
