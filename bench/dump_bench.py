@@ -71,12 +71,13 @@ def page_xml(
     )
 
 
-def make_dump(mb: float) -> tuple[Path, float]:
-    """Write the benchmark dump (kept and reused for the same size)."""
-    WORK.mkdir(parents=True, exist_ok=True)
-    dump = WORK / f"{NAME}.xml.bz2"
-    index = WORK / f"{NAME}-index.txt.bz2"
-    stamp = WORK / "dump.json"
+def make_dump(mb: float, work: Path) -> tuple[Path, float]:
+    """Write the benchmark dump into ``work`` (kept and reused for the same
+    size)."""
+    work.mkdir(parents=True, exist_ok=True)
+    dump = work / f"{NAME}.xml.bz2"
+    index = work / f"{NAME}-index.txt.bz2"
+    stamp = work / "dump.json"
     if stamp.exists() and json.loads(stamp.read_text())["mb"] == mb and dump.exists():
         return dump, json.loads(stamp.read_text())["wikitext_mb"]
     pages = list(pages_in_file(FIXTURE))
@@ -127,8 +128,9 @@ def shards_sha1(folder: Path) -> str:
 
 
 def run(dump: Path, engine: str, workers: int, split_mb: float) -> dict:
-    """One from-dump run in a subprocess, its process tree's RSS sampled."""
-    out = WORK / f"out-{engine}-{workers}"
+    """One from-dump run in a subprocess, its process tree's RSS sampled
+    (output next to the dump)."""
+    out = dump.parent / f"out-{engine}-{workers}"
     shutil.rmtree(out, ignore_errors=True)
     cmd = [
         sys.executable,
@@ -147,6 +149,7 @@ def run(dump: Path, engine: str, workers: int, split_mb: float) -> dict:
         "--progress-seconds",
         "60",
     ]
+    load_start = os.getloadavg()[0]
     started = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=ROOT)
     peak = {"tree": 0, "largest": 0}
@@ -186,6 +189,7 @@ def run(dump: Path, engine: str, workers: int, split_mb: float) -> dict:
         "mb_per_s_per_core": round(wikitext_mb / cpu, 3) if cpu else None,
         "peak_rss_tree_mb": round(peak["tree"] / 1e6),
         "peak_rss_largest_mb": round(peak["largest"] / 1e6),
+        "load_avg_1m_start": round(load_start, 2),
         "load_avg_1m_end": round(os.getloadavg()[0], 2),
         "shards_sha1": shards_sha1(out / "pages"),
     }
@@ -195,10 +199,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=float, default=1000)
     parser.add_argument("--split-mb", type=float, default=16)
-    parser.add_argument("--runs", nargs="+", default=["pool:2", "ray:2", "pool:1"])
+    parser.add_argument(
+        "--runs",
+        nargs="*",
+        default=["pool:2", "ray:2", "pool:1"],
+        help="engine:workers runs (none: only write the dump)",
+    )
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=WORK,
+        help="folder of the dump and its outputs (one per size, to keep both)",
+    )
     args = parser.parse_args()
     t = time.monotonic()
-    dump, wikitext_mb = make_dump(args.mb)
+    dump, wikitext_mb = make_dump(args.mb, args.work)
     print(
         f"dump: {dump} ({dump.stat().st_size / 1e6:,.0f} MB bz2, {wikitext_mb:,.0f} MB"
         f" article wikitext) in {time.monotonic() - t:,.0f} s",

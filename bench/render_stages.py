@@ -13,8 +13,12 @@ wikitext per second per core:
 * ``parse``: ``mwparserfromhell.parse`` (tokenizer, then its Python tree
   builder) on the pre-removed text: the ceiling of any renderer that walks
   mwparserfromhell's whole tree;
-* ``render, parser alone``: ``render_wikitext`` with its two shortcuts
-  (plain links, hidden list marks) turned off;
+* ``before the parser``: the renderer's steps before it parses (pre-removal,
+  plain links, hidden list marks and headings);
+* ``parse, what the renderer gives it``: ``mwparserfromhell.parse`` on the
+  output of those steps;
+* ``render, parser alone``: ``render_wikitext`` with its shortcuts (plain
+  links, hidden list marks and headings) turned off;
 * ``render``: ``render_wikitext`` as shipped;
 * ``json + gzip``: the rendered pages as JSON lines, gzip level 1 (map
   shards).
@@ -75,6 +79,7 @@ def main() -> None:
         return render._drop_nested(render._REF.sub("", render._COMMENT.sub("", text)))
 
     removed = [pre(t) for t in texts]
+    given = [render._for_the_parser(t, render._Renderer(site))[0] for t in texts]
     rows = [render.render_page(p, site) for p in pages]
 
     plain_xml = Path(tempfile.mkdtemp()) / "enwiki.xml"
@@ -85,15 +90,16 @@ def main() -> None:
             pass
 
     def parser_alone() -> None:
-        plain_links, marks = render._Renderer.plain_links, render._LIST_MARKS
+        plain_links = render._Renderer.plain_links
+        marks, headings = render._LIST_MARKS, render._PLAIN_HEADING
         render._Renderer.plain_links = lambda self, text: text  # type: ignore[method-assign]
-        render._LIST_MARKS = re.compile(r"(?!)")
+        render._LIST_MARKS = render._PLAIN_HEADING = re.compile(r"(?!)")
         try:
             for t in texts:
                 render.render_wikitext(t, site)
         finally:
             render._Renderer.plain_links = plain_links  # type: ignore[method-assign]
-            render._LIST_MARKS = marks
+            render._LIST_MARKS, render._PLAIN_HEADING = marks, headings
 
     def json_gzip() -> None:
         out = io.BytesIO()
@@ -109,6 +115,12 @@ def main() -> None:
         "tokenize": lambda: [CTokenizer().tokenize(t, 0, True) for t in removed],
         "parse": lambda: [
             mwparserfromhell.parse(t, skip_style_tags=True) for t in removed
+        ],
+        "before the parser": lambda: [
+            render._for_the_parser(t, render._Renderer(site)) for t in texts
+        ],
+        "parse, what the renderer gives it": lambda: [
+            mwparserfromhell.parse(t, skip_style_tags=True) for t in given
         ],
         "render, parser alone": parser_alone,
         "render": lambda: [render.render_wikitext(t, site) for t in texts],

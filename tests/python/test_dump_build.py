@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+import types
 
 import duckdb
 import pytest
@@ -27,6 +28,7 @@ from dump_helpers import (
     shared_dump_build,
 )
 
+from kilt_chunks.dump import build
 from kilt_chunks.dump.build import DumpBuildError, build_from_dump
 from kilt_chunks.dump.compare import iter_page_file
 from kilt_chunks.dump.shards import SplitJob, run_split
@@ -248,3 +250,22 @@ def test_part_files_with_their_indexes(tmp_path, tables_ms):
     titles = [p["wikipedia_title"] for p in iter_page_file(out / "pages")]
     assert titles[0] == "Constructive vote of no confidence"
     assert titles[-1] == "Григориански календар"
+
+
+def test_ray_without_an_address_starts_its_own(monkeypatch):
+    """With no --ray-address, Ray is started locally with the worker count
+    (address "local"), not joined to a cluster a `ray start` left on the
+    machine (which refuses num_cpus); with one, it is joined as given."""
+    calls: list[dict] = []
+    fake = types.SimpleNamespace(
+        is_initialized=lambda: False,
+        init=lambda **kw: calls.append(kw),
+        shutdown=lambda: None,
+    )
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    build._Ray(3, None)
+    build._Ray(3, "ray://head:10001")
+    assert [(c.get("address"), c.get("num_cpus")) for c in calls] == [
+        ("local", 3),
+        ("ray://head:10001", None),
+    ]

@@ -41,6 +41,28 @@ TRAPS = [
     "{|\n| [[a]]\n|}\n[[b]]", "text {| [[a]]", "[[a|b|c]]", "[[a||b]]",
     "__NOTOC__[[a]]", "<poem>\n* [[a]]\n</poem>", "[[a|b]] ''c'' [[d|e]]",
     "\ue003 a private-use character",
+    # plain headings hidden from the parser
+    "== a ==\nx", "=== a ==\nx", "== a ===\nx", "====\nx", "==\nx", "= a =\nx",
+    "======= a =======\nx", "== a ==  \nx", "==a==b\nx", "== a = b ==\nx",
+    "x\n== a ==\n\n=== b ===\ny\n== c ==\n", "[[a|b\n== c ==\nd]]",
+    "[[a\n== c ==\n]]", "[[a|\n== c ==\n]]", "<span title\n== a ==\n>x</span>",
+    "<span title=\n== a ==\n>x</span>", "{|\n| a\n== b ==\n",
+    "<div>\n== a ==\n</div>", "<nowiki>\n== a ==\n</nowiki>",
+    "<pre>\n== a ==\n</pre>", "<math>\n== a ==\n</math>",
+    "[http://x.com a\n== b ==\n]", "{{a\n== b ==\n", "== a ''b'' ==\nx",
+    "== [[a]] ==\nx", "== a &amp; b ==\nx", "== a <!-- c --> ==\nx",
+    "* x\n== a ==\n* y",
+    "== http://x.com ==\nx", "== a ==\ue007\nx", "<ref>\n== a ==\n</ref> b",
+    # around what is removed before parsing (templates, comments, refs, tables)
+    "{{a|{{b|{{c}}}}}} [[d]]\n== e ==\nf", "[[a|{{b}} c]] [[d]]", "[[a{{b}}|c]]",
+    "[[File:x.jpg|thumb|{{b}} [[c]] d]] [[e]]", "<nowiki>{{a}}</nowiki> [[b]]",
+    "<pre>{{a</pre> [[b]]\n== c ==\nd", "<math>{{a}}</math> [[b]]",
+    "<!-- {{a -->[[b]]", "<!-- [[a]]\n== b ==\n", "{{a [[b]]\n== c ==\nd",
+    "a }} [[b]] {{", "{{{p}}} [[a]]", "{{{p|[[a]]}}} [[b]]", "{{a|\n== b ==\n}}\nc",
+    "{|\n|[[a]]\n|}\n[[b]]", "{|\n|-\n| {{a}} [[b]]\n|}\n== c ==\nd",
+    "<ref name=x>[[a]]</ref>[[b]]", '<ref name="x" />[[a]]',
+    "<ref name=x/>\n== a ==\nb",
+    "<ref>{{a}}</ref> [[b]]", "<REF>[[a]]</REF> [[b]]",
 ]  # fmt: skip
 
 
@@ -48,6 +70,7 @@ def parser_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """Turn both shortcuts off: every link and list mark goes to the parser."""
     monkeypatch.setattr(render._Renderer, "plain_links", lambda self, text: text)
     monkeypatch.setattr(render, "_LIST_MARKS", re.compile(r"(?!)"))
+    monkeypatch.setattr(render, "_PLAIN_HEADING", re.compile(r"(?!)"))
 
 
 @pytest.mark.parametrize("keep", [False, True])

@@ -133,8 +133,9 @@ class _Ray:
                         "(RAY_AUTH_TOKEN, or ~/.ray/auth_token)"
                     ) from exc
             else:
-                # "local": a Ray of its own, even where a local cluster runs
-                # (ray.init() would join it and refuse num_cpus).
+                # "local": a new Ray of our own even when a cluster started by
+                # `ray start` runs on this machine (without it, ray.init finds
+                # that cluster through /tmp/ray and refuses num_cpus)
                 ray.init(address="local", num_cpus=workers, **options)
         self.remotes: dict[Callable, Any] = {}
 
