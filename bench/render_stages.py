@@ -20,8 +20,10 @@ wikitext per second per core:
 * ``render, parser alone``: ``render_wikitext`` with its shortcuts (plain
   links, hidden list marks and headings) turned off;
 * ``render``: ``render_wikitext`` as shipped;
-* ``json + gzip``: the rendered pages as JSON lines, gzip level 1 (map
-  shards).
+* ``json + gzip``: the rendered pages as JSON lines, gzip level 1 (what map
+  shards were);
+* ``map shard``: the rendered pages written as the map step writes them
+  (``MapShardWriter``: pickles in one zstd stream).
 
 Usage:
     python bench/render_stages.py [--repeat 5]
@@ -44,6 +46,7 @@ import mwparserfromhell
 from mwparserfromhell.parser._tokenizer import CTokenizer
 
 from kilt_chunks.dump import render
+from kilt_chunks.dump.shards import MapShardWriter
 from kilt_chunks.dump.siteinfo import parse_siteinfo
 from kilt_chunks.dump.xmlpages import pages_in_file, read_header
 
@@ -108,6 +111,12 @@ def main() -> None:
             out.write(z.compress((json.dumps(row, ensure_ascii=False) + "\n").encode()))
         out.write(z.flush())
 
+    def map_shard() -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            with MapShardWriter(Path(folder) / "map.pickle.zst") as shard:
+                for row in rows:
+                    shard.write(row)
+
     stages: dict[str, Callable[[], object]] = {
         "bz2": lambda: bz2.decompress(raw),
         "xml": read_xml,
@@ -125,6 +134,7 @@ def main() -> None:
         "render, parser alone": parser_alone,
         "render": lambda: [render.render_wikitext(t, site) for t in texts],
         "json + gzip": json_gzip,
+        "map shard": map_shard,
     }
     print(f"{len(pages)} articles, {mb:.2f} MB of wikitext; best of {args.repeat}")
     print("| stage | CPU s | MB of wikitext / s / core |")

@@ -174,7 +174,7 @@ def test_resume_skips_finished_splits(tmp_path, tables_ms):
     run_split(
         SplitJob(1, str(work), site, s["path"], s["start"], s["end"], 10.0, 8_000_000)
     )
-    (work / "map-00002.jsonl.gz.tmp").write_bytes(b"partial")
+    (work / "map-00002.pickle.zst.tmp").write_bytes(b"partial")
     with pytest.raises(DumpBuildError, match="other inputs or settings"):
         (work / "plan.json").write_text("{}")
         build_from_dump([tables_ms], out, splits=3, workers=1, progress_seconds=0)

@@ -38,6 +38,7 @@ from kilt_chunks.dump.resolve import (
     shard_name,
 )
 from kilt_chunks.dump.shards import (
+    MAP_FORMAT,
     SplitJob,
     SplitResult,
     atomic_write,
@@ -364,6 +365,7 @@ def build_from_dump(  # noqa: C901 - one run, in order
         "split_mb": split_mb,
         "settings": settings,
         "page_props": str(page_props) if page_props else None,
+        "map_format": MAP_FORMAT,
     }
     plan_file = work_dir / "plan.json"
     if plan_file.exists():

@@ -15,7 +15,6 @@ step), under its final name ``part-<i>-of-<n>.jsonl.gz``.
 
 from __future__ import annotations
 
-import gzip
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +22,12 @@ from pathlib import Path
 import duckdb
 
 from kilt_chunks.dump.pageprops import PagePropsStats, read_wikibase_items
-from kilt_chunks.dump.shards import JsonlGzWriter, map_path, side_path
+from kilt_chunks.dump.shards import (
+    JsonlGzWriter,
+    iter_map_shard,
+    map_path,
+    side_path,
+)
 
 __all__ = [
     "WIKIDATA_COUNTS",
@@ -240,12 +244,8 @@ def resolve_shard(job: ResolveJob) -> int:
                     ).fetchall()
                 )
         found = {t: (w, i) for t, w, i in rows}
-    with (
-        gzip.open(source, "rt", encoding="utf-8") as f,
-        JsonlGzWriter(final) as out,
-    ):
-        for line in f:
-            page = json.loads(line)
+    with JsonlGzWriter(final) as out:
+        for page in iter_map_shard(source):
             for anchor in page["anchors"]:
                 hit = found.get(anchor["wikipedia_title"])
                 if hit is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import pickle
 import re
 import signal
 import threading
@@ -32,6 +33,9 @@ __all__ = [
     "SplitJob",
     "SplitResult",
     "JsonlGzWriter",
+    "MAP_FORMAT",
+    "MapShardWriter",
+    "iter_map_shard",
     "atomic_write",
     "map_path",
     "run_split",
@@ -88,9 +92,14 @@ class SplitResult:
     resumed: bool = False
 
 
+#: How map shards are stored (recorded in ``plan.json``: a work folder of
+#: another format is refused, not misread).
+MAP_FORMAT = "pickle5+zstd"
+
+
 def map_path(work_dir: Path | str, index: int) -> Path:
-    """The map shard of split ``index``."""
-    return Path(work_dir) / f"map-{index:05d}.jsonl.gz"
+    """The map shard of split ``index`` (see :class:`MapShardWriter`)."""
+    return Path(work_dir) / f"map-{index:05d}.pickle.zst"
 
 
 def progress_path(work_dir: Path | str, index: int) -> Path:
@@ -115,6 +124,71 @@ def atomic_write(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+class MapShardWriter:
+    """Write a split's rendered pages to its map shard, row by row (memory:
+    one row), through ``path.tmp`` renamed on success (removed on error).
+
+    A map shard lives in ``work/`` until the resolve step reads it once, so
+    it is stored for speed: each page pickled (protocol 5) into one zstd
+    stream (pyarrow's codec). Measured on 114 MB of rendered pages of the
+    bench dump: 0.27 s of CPU to pickle against 1.06 s for ``json.dumps``,
+    0.34 s to compress with zstd against 1.18 s for gzip level 1 (and a
+    smaller file), 0.36 s against 0.76 s to load. The final shards stay
+    gzip JSON lines (:class:`JsonlGzWriter`). Pickles are read only from the
+    run's own work folder.
+
+    Args:
+        path: The file to write.
+    """
+
+    def __init__(self, path: Path) -> None:
+        import pyarrow as pa
+
+        self.path = path
+        self.tmp = path.with_name(path.name + ".tmp")
+        self._stream = pa.CompressedOutputStream(str(self.tmp), "zstd")
+        self.rows = 0
+
+    def write(self, row: dict[str, Any]) -> None:
+        """Append one row."""
+        pickle.dump(row, self._stream, protocol=5)
+        self.rows += 1
+
+    def __enter__(self) -> MapShardWriter:
+        return self
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        self._stream.close()
+        if exc_type is None:
+            fd = os.open(self.tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(self.tmp, self.path)
+        else:
+            self.tmp.unlink(missing_ok=True)
+
+
+def iter_map_shard(path: Path) -> Iterator[dict[str, Any]]:
+    """The rows of a map shard written by :class:`MapShardWriter`, in order.
+
+    Raises:
+        OSError: If the file cannot be read or its zstd stream is cut.
+        pickle.UnpicklingError: If it holds something else.
+    """
+    import pyarrow as pa
+
+    with pa.CompressedInputStream(str(path), "zstd") as stream:
+        while True:
+            try:
+                # One unpickler per row: each row was pickled on its own, so
+                # its memo starts afresh.
+                yield pickle.load(stream)
+            except EOFError:
+                return
+
+
 class JsonlGzWriter:
     """Write JSON lines to ``path`` as gzip, row by row (memory: one row),
     through ``path.tmp`` renamed on success (removed on error).
@@ -125,10 +199,7 @@ class JsonlGzWriter:
 
     Args:
         path: The file to write.
-        level: gzip level: 6 (gzip's default) for the final shards; the map
-            shards, read once by the resolve step, use 1 (measured on the
-            English test dump's pages: a quarter of level 6's CPU, files
-            18% larger).
+        level: gzip level (6, gzip's default, for the final shards).
     """
 
     def __init__(self, path: Path, level: int = 6) -> None:
@@ -236,7 +307,7 @@ def run_split(job: SplitJob) -> SplitResult:
     first = job.site.first_letter
     progress = progress_path(job.work_dir, job.index)
     reported = time.monotonic()
-    with JsonlGzWriter(map_path(job.work_dir, job.index), level=1) as shard:
+    with MapShardWriter(map_path(job.work_dir, job.index)) as shard:
         for page in _pages(job):
             if time.monotonic() - reported > 5:  # read by the driver's reports
                 reported = time.monotonic()
