@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from kilt_chunks.dump.render import normalize_title, render_page
 from kilt_chunks.dump.siteinfo import SiteInfo
@@ -124,7 +124,40 @@ def atomic_write(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-class MapShardWriter:
+_Writer = TypeVar("_Writer", bound="_ShardWriter")
+
+
+class _ShardWriter:
+    """Rows written to ``path.tmp``, renamed to ``path`` (after an fsync) when
+    the ``with`` block ends without error and removed when it raises: a
+    reader never sees a partial shard, a killed writer leaves only ``.tmp``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.tmp = path.with_name(path.name + ".tmp")
+        self.rows = 0
+
+    def _close(self) -> None:
+        """Flush and close the compressor and the file."""
+        raise NotImplementedError
+
+    def __enter__(self: _Writer) -> _Writer:
+        return self
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        self._close()
+        if exc_type is None:
+            fd = os.open(self.tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(self.tmp, self.path)
+        else:
+            self.tmp.unlink(missing_ok=True)
+
+
+class MapShardWriter(_ShardWriter):
     """Write a split's rendered pages to its map shard, row by row (memory:
     one row), through ``path.tmp`` renamed on success (removed on error).
 
@@ -144,30 +177,16 @@ class MapShardWriter:
     def __init__(self, path: Path) -> None:
         import pyarrow as pa
 
-        self.path = path
-        self.tmp = path.with_name(path.name + ".tmp")
+        super().__init__(path)
         self._stream = pa.CompressedOutputStream(str(self.tmp), "zstd")
-        self.rows = 0
 
     def write(self, row: dict[str, Any]) -> None:
         """Append one row."""
         pickle.dump(row, self._stream, protocol=5)
         self.rows += 1
 
-    def __enter__(self) -> MapShardWriter:
-        return self
-
-    def __exit__(self, exc_type: object, *rest: object) -> None:
+    def _close(self) -> None:
         self._stream.close()
-        if exc_type is None:
-            fd = os.open(self.tmp, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(self.tmp, self.path)
-        else:
-            self.tmp.unlink(missing_ok=True)
 
 
 def iter_map_shard(path: Path) -> Iterator[dict[str, Any]]:
@@ -189,7 +208,7 @@ def iter_map_shard(path: Path) -> Iterator[dict[str, Any]]:
                 return
 
 
-class JsonlGzWriter:
+class JsonlGzWriter(_ShardWriter):
     """Write JSON lines to ``path`` as gzip, row by row (memory: one row),
     through ``path.tmp`` renamed on success (removed on error).
 
@@ -203,32 +222,20 @@ class JsonlGzWriter:
     """
 
     def __init__(self, path: Path, level: int = 6) -> None:
-        self.path = path
-        self.tmp = path.with_name(path.name + ".tmp")
+        super().__init__(path)
         self._raw = self.tmp.open("wb")
         self._gz = gzip.GzipFile(
             filename="", mode="wb", compresslevel=level, fileobj=self._raw, mtime=0
         )
-        self.rows = 0
 
     def write(self, row: dict[str, Any]) -> None:
         """Append one row."""
         self._gz.write((json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8"))
         self.rows += 1
 
-    def __enter__(self) -> JsonlGzWriter:
-        return self
-
-    def __exit__(self, exc_type: object, *rest: object) -> None:
+    def _close(self) -> None:
         self._gz.close()
-        if exc_type is None:
-            self._raw.flush()
-            os.fsync(self._raw.fileno())
-            self._raw.close()
-            os.replace(self.tmp, self.path)
-        else:
-            self._raw.close()
-            self.tmp.unlink(missing_ok=True)
+        self._raw.close()
 
 
 def _redirect_target(page: RawPage, site: SiteInfo) -> str | None:
