@@ -31,7 +31,11 @@ committed documents is where to start again; the corpus fingerprint must be
 the same); an interrupted build never leaves an index that
 :func:`index_is_current` takes for complete (the description file
 :data:`META_FILE` is written last). Measured figures at full size (23.7 M
-chunks) are in ``bench/RESULTS_BM25.md``.
+chunks) are in ``bench/RESULTS_BM25.md``, with two engines that prune and
+were not taken: PISA (``pyterrier_pisa``: faster search, but a one-thread
+index build of about an hour and over 2 GiB at full size, Robertson's idf,
+an ASCII-only tokenizer) and Lance (``pylance``: tantivy's scoring, no
+faster, more memory, a copy of the text).
 """
 
 from __future__ import annotations
