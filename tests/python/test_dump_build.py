@@ -269,3 +269,14 @@ def test_ray_without_an_address_starts_its_own(monkeypatch):
         ("local", 3),
         ("ray://head:10001", None),
     ]
+
+
+def test_a_finished_folder_is_reused_only_for_the_same_request(tmp_path, tables_ms):
+    out = tmp_path / "done"
+    first = build_from_dump([tables_ms], out, splits=2, workers=1, progress_seconds=0)
+    again = build_from_dump([tables_ms], out, splits=2, workers=1, progress_seconds=0)
+    assert again == first and first["request"]["inputs"] == [str(tables_ms)]
+    with pytest.raises(DumpBuildError, match=r"finished run of other .*\(max_page_mb"):
+        build_from_dump(
+            [tables_ms], out, splits=2, workers=1, progress_seconds=0, max_page_mb=1
+        )

@@ -306,6 +306,23 @@ def build_from_dump(  # noqa: C901 - one run, in order
     started = time.monotonic()
     if not inputs:
         raise DumpBuildError("no dump given")
+    # Absolute paths: Ray tasks on a cluster run in another working folder.
+    inputs = [Path(p).absolute() for p in inputs]
+    indexes = [Path(i).absolute() for i in indexes] if indexes else indexes
+    out_dir = Path(out_dir).absolute()
+    page_props = Path(page_props).absolute() if page_props else None
+    request = {
+        "inputs": [str(p) for p in inputs],
+        "indexes": [str(i) for i in indexes] if indexes else None,
+        "splits": splits,
+        "split_mb": split_mb,
+        "page_seconds": page_seconds,
+        "max_page_mb": max_page_mb,
+        "namespace_aliases": dict(sorted((namespace_aliases or {}).items())),
+        "redirect_words": list(redirect_words),
+        "keep_colon_links": keep_colon_links,
+        "page_props": str(page_props) if page_props else None,
+    }
     for path in inputs:
         if not path.is_file():
             raise DumpBuildError(f"{path}: no such dump file")
@@ -315,7 +332,15 @@ def build_from_dump(  # noqa: C901 - one run, in order
         raise DumpBuildError(f"{page_props}: no such page_props file")
     marker = out_dir / MARKER
     if marker.exists():
-        return json.loads((out_dir / "manifest.json").read_text(encoding="utf-8"))
+        done = json.loads((out_dir / "manifest.json").read_text(encoding="utf-8"))
+        before = done.get("request", {})
+        differ = sorted(k for k in request if before.get(k) != request[k])
+        if differ:
+            raise DumpBuildError(
+                f"{out_dir} holds a finished run of other inputs or settings"
+                f" ({', '.join(differ)}); remove it or use another output folder"
+            )
+        return done
     pages_dir = out_dir / "pages"
     work_dir = out_dir / "work"
     pages_dir.mkdir(parents=True, exist_ok=True)
@@ -517,6 +542,7 @@ def build_from_dump(  # noqa: C901 - one run, in order
             if page_props
             else None
         ),
+        "request": request,
         "run": {
             "engine": engine,
             "workers": workers,
