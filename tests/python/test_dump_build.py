@@ -280,3 +280,14 @@ def test_a_finished_folder_is_reused_only_for_the_same_request(tmp_path, tables_
         build_from_dump(
             [tables_ms], out, splits=2, workers=1, progress_seconds=0, max_page_mb=1
         )
+
+
+def test_a_cut_plain_dump_is_one_line_naming_it(tmp_path):
+    from dump_helpers import ENWIKI
+
+    data = ENWIKI.read_bytes()
+    for cut in (300_000, 1_000_000):  # inside the header's read, then later
+        dump = tmp_path / f"cut{cut}.xml.bz2"
+        dump.write_bytes(data[:cut])
+        with pytest.raises(DumpBuildError, match=rf"^{dump}: Compressed file ended"):
+            build_from_dump([dump], tmp_path / f"o{cut}", progress_seconds=0)

@@ -222,12 +222,15 @@ def _batches(
         return SplitJob(index, str(work_dir), site, pages=pages, **settings)
 
     for path in inputs:
-        for page in pages_in_file(path):
-            batch.append(page)
-            size += len(page.text)
-            if size >= split_bytes:
-                yield job()
-                index, batch, size = index + 1, [], 0
+        try:
+            for page in pages_in_file(path):
+                batch.append(page)
+                size += len(page.text)
+                if size >= split_bytes:
+                    yield job()
+                    index, batch, size = index + 1, [], 0
+        except EOFError as exc:  # bz2 or gzip cut short
+            raise DumpBuildError(f"{path}: {exc}") from exc
     if batch or index == 0:
         yield job()
 
@@ -356,7 +359,7 @@ def build_from_dump(  # noqa: C901 - one run, in order
             extra_aliases=namespace_aliases,
             extra_redirect_words=redirect_words,
         )
-    except (ValueError, OSError) as exc:
+    except (ValueError, OSError, EOFError) as exc:
         raise DumpBuildError(f"{inputs[0]}: {exc}") from exc
     index_files = indexes or [None] * len(inputs)  # type: ignore[list-item]
     kinds = {_is_multistream(p, i) for p, i in zip(inputs, index_files, strict=True)}
