@@ -286,3 +286,23 @@ def test_a_cluster_that_refuses_the_driver_is_one_clear_error(
     message = str(error.value)
     assert message.startswith("cannot connect to the Ray cluster at 10.0.0.9:6379")
     assert "RAY_AUTH_MODE=token" in message and "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        (b"not gzip at all", "Not a gzipped file"),
+        (gzip.compress(b"this is garbage\n"), "no row of table page_props"),
+        (PAGE_PROPS.read_bytes()[:600], "Compressed file ended"),  # cut short
+    ],
+)
+def test_a_page_props_file_that_is_not_one_is_refused_naming_it(
+    tmp_path, enwiki_ms, data, problem
+):
+    bad = tmp_path / "bad.sql.gz"
+    bad.write_bytes(data)
+    with pytest.raises(DumpBuildError, match=rf"^page_props: {bad}: .*{problem}"):
+        build_from_dump(
+            [enwiki_ms], tmp_path / "o", splits=2, workers=1, progress_seconds=0,
+            page_props=bad,
+        )  # fmt: skip

@@ -21,7 +21,11 @@ from pathlib import Path
 
 import duckdb
 
-from kilt_chunks.dump.pageprops import PagePropsStats, read_wikibase_items
+from kilt_chunks.dump.pageprops import (
+    PagePropsError,
+    PagePropsStats,
+    read_wikibase_items,
+)
 from kilt_chunks.dump.shards import (
     JsonlGzWriter,
     iter_map_shard,
@@ -76,11 +80,19 @@ def _load_wikidata(con: duckdb.DuckDBPyConnection, page_props: Path) -> dict[str
         ids.clear()
         qids.clear()
 
-    for page_id, qid in read_wikibase_items(page_props, stats):
-        ids.append(page_id)
-        qids.append(qid)
-        if len(ids) >= WIKIDATA_BATCH:
-            flush()
+    try:
+        for page_id, qid in read_wikibase_items(page_props, stats):
+            ids.append(page_id)
+            qids.append(qid)
+            if len(ids) >= WIKIDATA_BATCH:
+                flush()
+    except (OSError, EOFError) as exc:  # not gzip, cut short, unreadable
+        raise PagePropsError(f"{page_props}: {exc}") from exc
+    if stats.rows == 0:
+        raise PagePropsError(
+            f"{page_props}: no row of table page_props"
+            " (Wikimedia's <wiki>-<date>-page_props.sql.gz is expected)"
+        )
     flush()
     # one id per page (page_props' key makes them unique; a file of several
     # dumps joined could repeat a page: the smallest id, not a random one)
