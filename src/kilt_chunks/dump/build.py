@@ -366,6 +366,14 @@ def build_from_dump(  # noqa: C901 - one run, in order
     if len(kinds) > 1:
         raise DumpBuildError("mix of multistream and plain dumps; give one kind")
     multistream = kinds == {True}
+    if not multistream and progress_seconds > 0:
+        for path in inputs:
+            if "multistream" in path.name:
+                emit_line(
+                    f"from-dump: no index {index_path_for(path).name} beside"
+                    f" {path.name}: one reader feeds the workers (give --index"
+                    " to read the streams in parallel)"
+                )
     settings: dict[str, Any] = {
         "page_seconds": page_seconds,
         "max_page_bytes": int(max_page_mb * 1e6),
