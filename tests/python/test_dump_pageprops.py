@@ -292,9 +292,10 @@ def test_a_cluster_that_refuses_the_driver_is_one_clear_error(
     ("data", "problem"),
     [
         (b"not gzip at all", "Not a gzipped file"),
-        (gzip.compress(b"this is garbage\n"), "no row of table page_props"),
+        (gzip.compress(b"this is garbage\n", mtime=0), "no row of table page_props"),
         (PAGE_PROPS.read_bytes()[:600], "Compressed file ended"),  # cut short
     ],
+    ids=["not-gzip", "no-rows", "cut-short"],
 )
 def test_a_page_props_file_that_is_not_one_is_refused_naming_it(
     tmp_path, enwiki_ms, data, problem
