@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from kilt_chunks.dump.render import normalize_title, render_page
+from kilt_chunks.dump.request import PageOptions
 from kilt_chunks.dump.siteinfo import SiteInfo
 from kilt_chunks.dump.xmlpages import RawPage, pages_in_range
 
@@ -55,26 +56,22 @@ class SplitJob:
         index: Split number (its map shard is ``map-<index>.jsonl.gz``).
         work_dir: Folder of the map shards and side files.
         site: The wiki.
+        options: What to do with each page (time and size limits, renderer
+            options), from the request.
         path: Multistream dump file, when the split is a byte range.
         start: First byte of the range.
         end: End of the range (exclusive).
         pages: The pages themselves, when one reader fed them (plain dumps).
-        page_seconds: Per-page time limit (0: none).
-        max_page_bytes: Pages with more wikitext (UTF-8 bytes) are skipped.
-        keep_colon_links: Renderer option (see
-            :func:`~kilt_chunks.dump.render.render_wikitext`).
     """
 
     index: int
     work_dir: str
     site: SiteInfo
+    options: PageOptions
     path: str = ""
     start: int = 0
     end: int = 0
     pages: tuple[RawPage, ...] = ()
-    page_seconds: float = 10.0
-    max_page_bytes: int = 8 << 20
-    keep_colon_links: bool = False
 
 
 @dataclass
@@ -312,6 +309,7 @@ def run_split(job: SplitJob) -> SplitResult:
     targets: set[str] = set()  # anchor targets, for the resolve step
     redirects: list[tuple[str, str, int]] = []
     first = job.site.first_letter
+    options = job.options
     progress = progress_path(job.work_dir, job.index)
     reported = time.monotonic()
     with MapShardWriter(map_path(job.work_dir, job.index)) as shard:
@@ -331,16 +329,16 @@ def run_split(job: SplitJob) -> SplitResult:
             size = len(page.text.encode("utf-8"))
             result.wikitext_bytes += size
             reason = None
-            if size > job.max_page_bytes:
+            if size > options.max_page_bytes:
                 reason = f"too_large: {size:,} bytes of wikitext"
             else:
                 try:
-                    with _Alarm(job.page_seconds):
+                    with _Alarm(options.page_seconds):
                         row = render_page(
-                            page, job.site, keep_colon_links=job.keep_colon_links
+                            page, job.site, keep_colon_links=options.keep_colon_links
                         )
                 except PageTimeout:
-                    reason = f"timeout: over {job.page_seconds:g} s"
+                    reason = f"timeout: over {options.page_seconds:g} s"
                 except (RecursionError, MemoryError, ValueError) as exc:
                     reason = f"parse_error: {type(exc).__name__}: {exc}"[:300]
             if reason is not None:
