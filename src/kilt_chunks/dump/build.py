@@ -17,12 +17,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
 import shutil
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -38,6 +40,7 @@ from kilt_chunks.dump.request import (
 )
 from kilt_chunks.dump.resolve import (
     WIKIDATA_COUNTS,
+    Duplicate,
     ResolveJob,
     build_lookup,
     resolve_shard,
@@ -52,7 +55,14 @@ from kilt_chunks.dump.shards import (
     side_path,
 )
 from kilt_chunks.dump.siteinfo import SiteInfo, parse_siteinfo
-from kilt_chunks.dump.xmlpages import RawPage, pages_in_file, read_header
+from kilt_chunks.dump.xmlpages import (
+    DumpXmlError,
+    IndexMismatchError,
+    RawPage,
+    UnreadablePage,
+    read_header,
+    read_pages,
+)
 from kilt_chunks.progress import emit_line
 
 __all__ = ["DumpBuildError", "Engine", "build_from_dump", "run_request", "ENGINES"]
@@ -235,11 +245,18 @@ def _batches(
     split_bytes: int,
     work_dir: Path,
     options: PageOptions,
+    warnings: list[str],
 ) -> Iterator[SplitJob]:
     """Reader-fed splits of plain dumps: pages in batches of about
-    ``split_bytes`` of wikitext (finished splits are read past, not sent)."""
+    ``split_bytes`` of wikitext (finished splits are read past, not sent);
+    the reader's warnings are appended to ``warnings``.
+
+    Raises:
+        DumpBuildError: A file cut short, or broken XML outside any page
+            (naming the file, line and column).
+    """
     index = 0
-    batch: list[RawPage] = []
+    batch: list[RawPage | UnreadablePage] = []
     size = 0
 
     def job() -> SplitJob:
@@ -248,13 +265,14 @@ def _batches(
 
     for path in inputs:
         try:
-            for page in pages_in_file(path):
+            for page in read_pages(path, warnings.append):
                 batch.append(page)
-                size += len(page.text)
+                if isinstance(page, RawPage):
+                    size += len(page.text)
                 if size >= split_bytes:
                     yield job()
                     index, batch, size = index + 1, [], 0
-        except EOFError as exc:  # bz2 or gzip cut short
+        except (EOFError, DumpXmlError) as exc:  # cut short, broken XML
             raise DumpBuildError(f"{path}: {exc}") from exc
     if batch or index == 0:
         yield job()
@@ -266,6 +284,16 @@ def _sha1(path: Path) -> str:
         while chunk := f.read(1 << 20):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def _index_of(request: DumpRequest, dump: Path) -> Path:
+    """The index file of one dump file of the request."""
+    for path, index in zip(
+        request.inputs, request.indexes or [None] * len(request.inputs), strict=True
+    ):
+        if path == dump:
+            return index or index_path_for(path)
+    return index_path_for(dump)
 
 
 def _dump_date(name: str) -> str | None:
@@ -322,9 +350,81 @@ def run_request(request: DumpRequest) -> dict[str, Any]:
     done = _finished(request)
     if done is not None:
         return done
-    plan = _plan(request)
-    outcome = _run(request, plan, started)
-    return _write_manifest(request, plan, outcome, started)
+    existed, work_existed = request.out.exists(), (request.out / "work").exists()
+    with _out_lock(request.out):
+        done = _finished(request)  # another run may have finished it meanwhile
+        if done is not None:
+            return done
+        runner = _engine(request.engine, request.workers, request.ray_address)
+        try:
+            plan = _plan(request)
+            outcome = _run(request, plan, runner, started)
+        except BaseException:
+            _remove_unstarted(request.out, existed, work_existed)
+            raise
+        finally:
+            runner.close()
+        return _write_manifest(request, plan, outcome, started)
+
+
+@contextmanager
+def _out_lock(out: Path) -> Iterator[None]:
+    """Hold a lock on the output folder (``.<name>.from-dump.lock`` beside
+    it, a :class:`filelock.FileLock`) for the whole run; the holder's process
+    id goes to ``.<name>.from-dump.pid`` beside it.
+
+    Raises:
+        DumpBuildError: If another run holds it (naming the folder and that
+            run's process id), or the folder's parent cannot be written.
+    """
+    from filelock import FileLock, Timeout
+
+    lock_path = out.with_name(f".{out.name}.from-dump.lock")
+    pid_path = out.with_name(f".{out.name}.from-dump.pid")
+    lock = FileLock(str(lock_path), timeout=0)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        lock.acquire()
+    except Timeout:
+        try:
+            holder = f" (process {int(pid_path.read_text())})"
+        except (OSError, ValueError):
+            holder = ""
+        raise DumpBuildError(
+            f"{out} is being written by another from-dump run{holder}; wait for"
+            " it to end or use another --out"
+        ) from None
+    except OSError as exc:
+        raise DumpBuildError(_cannot_write(out, exc)) from None
+    try:
+        pid_path.write_text(str(os.getpid()), encoding="ascii")
+        yield
+    finally:
+        pid_path.unlink(missing_ok=True)
+        lock.release()
+
+
+def _cannot_write(out: Path, exc: OSError) -> str:
+    """One line: the output folder cannot be made or written."""
+    return f"{out}: cannot write the output folder there ({exc.strerror or exc})"
+
+
+def _remove_unstarted(out: Path, existed: bool, work_existed: bool) -> None:
+    """After a failed run: when no split had finished, remove what the run
+    made (``work/`` with its plan if the run made it, an empty ``pages/``,
+    and ``out`` itself if the run created it and it is empty), so nothing
+    half-made is left."""
+    work_dir, pages_dir = out / "work", out / "pages"
+    done = work_dir.is_dir() and any(work_dir.glob("*.side.json"))
+    if work_dir.is_dir() and not work_existed and not done:  # plan only
+        shutil.rmtree(work_dir, ignore_errors=True)
+    for folder in ([pages_dir] if pages_dir.is_dir() else []) + (
+        [] if existed else [out]
+    ):
+        try:
+            folder.rmdir()  # only when empty
+        except OSError:
+            pass
 
 
 def _finished(request: DumpRequest) -> dict[str, Any] | None:
@@ -414,8 +514,14 @@ def _plan(request: DumpRequest) -> _Plan:
     out = request.out
     pages_dir = out / "pages"
     work_dir = out / "work"
-    pages_dir.mkdir(parents=True, exist_ok=True)
-    work_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        pages_dir.mkdir(parents=True, exist_ok=True)
+        work_dir.mkdir(parents=True, exist_ok=True)
+        probe = work_dir / ".write-test.tmp"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise DumpBuildError(_cannot_write(out, exc)) from None
     # what a killed run left half-done: progress notes and temporary files
     for stale in [*work_dir.glob("*.progress"), *work_dir.glob("*.tmp")]:
         stale.unlink()
@@ -441,6 +547,8 @@ class _Outcome:
     lookup: dict[str, int]
     sizes: list[int]
     map_seconds: float
+    warnings: list[str]
+    duplicates: list[Duplicate]
 
 
 @dataclass
@@ -494,7 +602,7 @@ class _Progress:
         emit_line(line)
 
 
-def _run(request: DumpRequest, plan: _Plan, started: float) -> _Outcome:
+def _run(request: DumpRequest, plan: _Plan, runner: Engine, started: float) -> _Outcome:
     """The map step on every split, then the resolve step on every shard,
     with the request's engine.
 
@@ -504,10 +612,20 @@ def _run(request: DumpRequest, plan: _Plan, started: float) -> _Outcome:
     """
     options = request.page_options()
     work_dir, pages_dir = plan.work_dir, plan.pages_dir
+    warnings: list[str] = []
     jobs: Iterable[SplitJob]
     if plan.multistream:
         jobs = [
-            SplitJob(s.index, str(work_dir), plan.site, options, s.path, s.start, s.end)
+            SplitJob(
+                s.index,
+                str(work_dir),
+                plan.site,
+                options,
+                s.path,
+                s.start,
+                s.end,
+                expected_pages=s.pages,
+            )
             for s in plan.splits
         ]
     else:
@@ -517,10 +635,10 @@ def _run(request: DumpRequest, plan: _Plan, started: float) -> _Outcome:
             int(request.split_mb * 1e6),
             work_dir,
             options,
+            warnings,
         )
     progress = _Progress(request, plan, started)
     in_flight = 2 * max(request.workers, 1)
-    runner = _engine(request.engine, request.workers, request.ray_address)
     try:
         map_started = time.monotonic()
         _run_all(
@@ -535,7 +653,9 @@ def _run(request: DumpRequest, plan: _Plan, started: float) -> _Outcome:
         map_seconds = time.monotonic() - map_started
         progress.tick(final=True)
         n_splits = len(progress.results)
-        lookup = build_lookup(work_dir, n_splits, request.out, request.page_props)
+        lookup, duplicates = build_lookup(
+            work_dir, n_splits, request.out, request.page_props
+        )
         resolve_jobs = [
             ResolveJob(
                 i,
@@ -543,6 +663,7 @@ def _run(request: DumpRequest, plan: _Plan, started: float) -> _Outcome:
                 str(work_dir),
                 str(pages_dir),
                 request.page_props is not None,
+                tuple(d.row for d in duplicates if d.split == i),
             )
             for i in range(n_splits)
         ]
@@ -561,12 +682,19 @@ def _run(request: DumpRequest, plan: _Plan, started: float) -> _Outcome:
         ]
     except PagePropsError as exc:
         raise DumpBuildError(f"page_props: {exc}") from exc
+    except IndexMismatchError as exc:
+        # the plan came from that index: nothing of it is worth resuming
+        shutil.rmtree(work_dir, ignore_errors=True)
+        index = _index_of(request, Path(exc.dump))
+        raise DumpBuildError(
+            f"the index {index} does not match the dump {exc.dump}: {exc.message}"
+        ) from exc
     except (OSError, ValueError) as exc:
         raise DumpBuildError(f"a split failed: {type(exc).__name__}: {exc}") from exc
-    finally:
-        runner.close()
     results = [progress.results[i] for i in range(n_splits)]
-    return _Outcome(results, lookup, sizes, map_seconds)
+    for warning in warnings:
+        emit_line(f"from-dump: warning: {warning}")
+    return _Outcome(results, lookup, sizes, map_seconds, warnings, duplicates)
 
 
 def _write_manifest(
@@ -582,9 +710,13 @@ def _write_manifest(
         failures.extend(
             json.loads(side_path(work_dir, i).read_text(encoding="utf-8"))["failures"]
         )
+    failures.extend(d.failure() for d in outcome.duplicates)
+    dropped = Counter(d.split for d in outcome.duplicates)
     skipped = Counter[str]()
     for r in ordered:
         skipped.update(r.skipped)
+    if outcome.duplicates:
+        skipped["duplicate_id"] = len(outcome.duplicates)
     wikitext = sum(r.wikitext_bytes for r in ordered)
     fresh_seconds = sum(r.cpu_seconds for r in ordered if not r.resumed)
     page_props = request.page_props
@@ -616,14 +748,14 @@ def _write_manifest(
         "shards": [
             {
                 "file": f"pages/{shard_name(i, n_splits)}",
-                "pages": r.pages,
+                "pages": r.pages - dropped[i],
                 "wikitext_bytes": r.wikitext_bytes,
                 "bytes": outcome.sizes[i],
                 "redirects": r.redirects,
             }
             for i, r in enumerate(ordered)
         ],
-        "pages": sum(r.pages for r in ordered),
+        "pages": sum(r.pages for r in ordered) - len(outcome.duplicates),
         "wikitext_bytes": wikitext,
         "skipped": dict(sorted(skipped.items())),
         "lookup": {k: v for k, v in lookup.items() if k not in WIKIDATA_COUNTS},
@@ -632,6 +764,7 @@ def _write_manifest(
             if page_props
             else None
         ),
+        "warnings": outcome.warnings,
         "request": request.as_json(),
         "run": {
             "engine": request.engine,

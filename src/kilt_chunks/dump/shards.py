@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 from kilt_chunks.dump.render import normalize_title, render_page
 from kilt_chunks.dump.request import PageOptions
 from kilt_chunks.dump.siteinfo import SiteInfo
-from kilt_chunks.dump.xmlpages import RawPage, pages_in_range
+from kilt_chunks.dump.xmlpages import RawPage, UnreadablePage, pages_in_range
 
 __all__ = [
     "PageTimeout",
@@ -61,7 +61,11 @@ class SplitJob:
         path: Multistream dump file, when the split is a byte range.
         start: First byte of the range.
         end: End of the range (exclusive).
-        pages: The pages themselves, when one reader fed them (plain dumps).
+        pages: The pages themselves, when one reader fed them (plain dumps;
+            a page the reader could not read comes as an
+            :class:`~kilt_chunks.dump.xmlpages.UnreadablePage`).
+        expected_pages: Pages the multistream index lists in the range (the
+            split checks that the range holds as many).
     """
 
     index: int
@@ -71,7 +75,8 @@ class SplitJob:
     path: str = ""
     start: int = 0
     end: int = 0
-    pages: tuple[RawPage, ...] = ()
+    pages: tuple[RawPage | UnreadablePage, ...] = ()
+    expected_pages: int = 0
 
 
 @dataclass
@@ -272,9 +277,11 @@ class _Alarm:
             signal.signal(signal.SIGALRM, self.previous)
 
 
-def _pages(job: SplitJob) -> Iterator[RawPage]:
+def _pages(job: SplitJob) -> Iterator[RawPage | UnreadablePage]:
     if job.path:
-        yield from pages_in_range(Path(job.path), job.start, job.end, job.site.xmlns)
+        yield from pages_in_range(
+            Path(job.path), job.start, job.end, job.site.xmlns, job.expected_pages
+        )
     else:
         yield from job.pages
 
@@ -286,15 +293,16 @@ def run_split(job: SplitJob) -> SplitResult:
     word) go to the side file; other namespaces are counted as skipped
     (``namespace``). A page that fails to render, is larger than
     ``max_page_bytes`` or takes longer than ``page_seconds`` is listed in the
-    side file with its reason, and the split goes on.
+    side file with its reason, and the split goes on; so is a page whose XML
+    cannot be read (``unreadable``).
 
     Returns:
         The split's counts; if its side file already exists (a resumed run),
         the counts recorded there, without any work.
 
     Raises:
-        OSError, xml.etree.ElementTree.ParseError: If the split's input
-            cannot be read (a broken dump is not skipped silently).
+        kilt_chunks.dump.xmlpages.IndexMismatchError: If the split's byte
+            range does not hold the pages the index lists.
     """
     side = side_path(job.work_dir, job.index)
     if side.exists():
@@ -317,6 +325,16 @@ def run_split(job: SplitJob) -> SplitResult:
             if time.monotonic() - reported > 5:  # read by the driver's reports
                 reported = time.monotonic()
                 progress.write_text(f"{result.wikitext_bytes} {shard.rows}")
+            if isinstance(page, UnreadablePage):
+                skipped["unreadable"] += 1
+                failures.append(
+                    {
+                        "page_id": page.page_id,
+                        "title": page.title,
+                        "reason": page.reason,
+                    }
+                )
+                continue
             if page.ns != 0:
                 skipped["namespace"] += 1
                 continue

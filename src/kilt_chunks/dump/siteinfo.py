@@ -155,12 +155,22 @@ def parse_siteinfo(
         ``from_dump=False``.
 
     Raises:
-        ValueError: If ``header`` has no ``<mediawiki>`` root element.
+        ValueError: If ``header`` has no ``<mediawiki>`` root element, or its
+            XML is broken (with the line and column).
     """
     start = header.find("<mediawiki")
     if start < 0:
         raise ValueError("not a MediaWiki XML export: no <mediawiki> element")
-    root = ET.fromstring(header[start:] + "</mediawiki>")
+    try:
+        root = ET.fromstring(header[start:] + "</mediawiki>")
+    except ET.ParseError as exc:
+        line, column = exc.position
+        line += header.count("\n", 0, start)
+        what = str(exc).rsplit(": line", 1)[0]
+        raise ValueError(
+            f"broken XML in the header (<siteinfo>): {what}, line {line},"
+            f" column {column + 1}"
+        ) from None
     m = _EXPORT_NS.match(root.tag)
     xmlns = m.group(0) if m else ""
     lang = root.get("{http://www.w3.org/XML/1998/namespace}lang", "en")
