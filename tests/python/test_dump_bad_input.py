@@ -192,17 +192,20 @@ def test_a_page_whose_ns_or_id_is_not_a_number_is_skipped(tmp_path, kind):
             (
                 2,
                 "Beta",
-                "unreadable: <ns> is 'abc', not a number (the page on line 22)",
+                "unreadable: <ns> is 'abc', not a number"
+                " (the page on line 22 of the file)",
             ),
             (
                 None,
                 "Gamma",
-                "unreadable: <id> is 'abc', not a number (the page on line 32)",
+                "unreadable: <id> is 'abc', not a number"
+                " (the page on line 32 of the file)",
             ),
         ]
     else:  # lines counted in the range read
         assert [r[:2] for r in reasons] == [(2, "Beta"), (None, "Gamma")]
         assert "<ns> is 'abc'" in reasons[0][2] and "<id> is 'abc'" in reasons[1][2]
+        assert "(the page on line 11 of the streams at bytes " in reasons[0][2]
 
 
 # -- item 3: two pages with one id ----------------------------------------------

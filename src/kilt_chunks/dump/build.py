@@ -272,7 +272,8 @@ def _batches(
                 if size >= split_bytes:
                     yield job()
                     index, batch, size = index + 1, [], 0
-        except (EOFError, DumpXmlError) as exc:  # cut short, broken XML
+        except (EOFError, DumpXmlError, UnicodeDecodeError) as exc:
+            # cut short, broken XML outside the pages, broken UTF-16
             raise DumpBuildError(f"{path}: {exc}") from exc
     if batch or index == 0:
         yield job()

@@ -256,9 +256,10 @@ class _PageScanner:
 
 
 def _parse_page(
-    blob: bytes, line: int, prolog: bytes, epilog: bytes
+    blob: bytes, line: int, prolog: bytes, epilog: bytes, text: str = "the file"
 ) -> RawPage | UnreadablePage:
-    """Parse one ``<page>`` element (its own parser: an error stays in it)."""
+    """Parse one ``<page>`` element (its own parser: an error stays in it);
+    ``line`` is where it starts in ``text`` (for the reason)."""
     parser = ET.XMLParser()
     try:
         parser.feed(prolog)
@@ -269,14 +270,14 @@ def _parse_page(
         where, column = exc.position
         what = str(exc).rsplit(": line", 1)[0]
         if what == "undefined entity":  # name it: expat does not
-            text = (prolog + blob).split(b"\n")[where - 1][column:]
-            name = re.match(rb"&[^;\s&<]{1,60};", text)
+            rest = (prolog + blob).split(b"\n")[where - 1][column:]
+            name = re.match(rb"&[^;\s&<]{1,60};", rest)
             what += f" {name.group(0).decode('utf-8', 'replace')}" if name else ""
-        return _unreadable(blob, f"{what} (line {line + where - 1} of the file)")
+        return _unreadable(blob, f"{what} (line {line + where - 1} of {text})")
     try:
         return _page_of(root[0])
     except (ValueError, IndexError) as exc:
-        return _unreadable(blob, f"{exc} (the page on line {line})")
+        return _unreadable(blob, f"{exc} (the page on line {line} of {text})")
 
 
 def _unreadable(blob: bytes, what: str) -> UnreadablePage:
@@ -426,8 +427,9 @@ def pages_in_range(
     scanner = _PageScanner(skip_head=False)
     where = f"bytes {start:,}-{end:,}"
     try:
+        text = f"the streams at {where}"
         for line, blob in scanner.blobs(_streams(path, start, end)):
-            yield _parse_page(blob, line, prolog, b"</mediawiki>")
+            yield _parse_page(blob, line, prolog, b"</mediawiki>", text)
     except (OSError, EOFError) as exc:
         raise IndexMismatchError(str(path), f"{where}: {exc}") from exc
     except DumpXmlError as exc:
