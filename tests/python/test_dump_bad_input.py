@@ -10,6 +10,7 @@ import bz2
 import gzip
 import json
 import os
+from pathlib import Path
 
 import pytest
 from dump_helpers import TABLES, multistream
@@ -300,7 +301,9 @@ def test_a_folder_another_run_holds_is_refused_by_name(tmp_path, tables_ms):
 # -- item 6: output folder, page_props folder, names, leftovers --------------------
 
 
-def test_an_output_folder_that_cannot_be_made_is_one_line(tmp_path, tables_ms, capsys):
+def test_an_output_folder_that_cannot_be_made_is_one_line(
+    tmp_path, tables_ms, capsys, monkeypatch
+):
     afile = tmp_path / "afile"
     afile.write_text("x")
     out = afile / "out"
@@ -310,6 +313,23 @@ def test_an_output_folder_that_cannot_be_made_is_one_line(tmp_path, tables_ms, c
         build(tables_ms, out)
     assert main(["from-dump", str(tables_ms), "--out", str(out)]) == 1
     assert capsys.readouterr().err.count("\n") == 1
+    # a read-only place: as the system says it (root writes anywhere, so
+    # the refusal is made by hand here; a real one below for other users)
+    real_mkdir = Path.mkdir
+
+    def refuse(self, *args, **kwargs):
+        if "readonly" in str(self):
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_mkdir(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", refuse)
+    out = tmp_path / "readonly" / "out"
+    with pytest.raises(
+        DumpBuildError,
+        match=rf"^{out}: cannot write the output folder there \(Permission denied\)$",
+    ):
+        build(tables_ms, out)
+    monkeypatch.undo()
     if os.geteuid() != 0:  # root writes anywhere
         locked = tmp_path / "ro"
         locked.mkdir(mode=0o555)
