@@ -360,3 +360,19 @@ def test_a_run_failing_before_any_split_leaves_no_empty_folders(tmp_path, tables
     with pytest.raises(DumpBuildError, match="does not match the dump"):
         build(tables_ms, out, indexes=[index])
     assert not out.exists()
+
+
+def test_reads_cut_anywhere_give_the_same_pages_and_lines(tmp_path, monkeypatch):
+    """The page scanner over reads of 1 to 13 bytes (tags cut at every
+    place) finds what one read finds, errors and their lines included."""
+    from kilt_chunks.dump import xmlpages
+
+    good = write(tmp_path / "good.xml", HEADER, page(1, "Alpha"), page(2, "B", "x<"))
+    junk = write(tmp_path / "junk.xml", HEADER, page(1, "Alpha"), "\n  junk\n")
+    expected = list(xmlpages.read_pages(good))
+    assert [type(p).__name__ for p in expected] == ["RawPage", "UnreadablePage"]
+    for size in range(1, 14):
+        monkeypatch.setattr(xmlpages, "_READ", size)
+        assert list(xmlpages.read_pages(good)) == expected, size
+        with pytest.raises(xmlpages.DumpXmlError, match="^line 23, column 3: text"):
+            list(xmlpages.read_pages(junk))

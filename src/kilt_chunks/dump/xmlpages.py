@@ -187,56 +187,62 @@ class _PageScanner:
                 page the input ends inside.
         """
         buf = bytearray()
-        line = 1  # line of buf[0]
+        pos = 0  # the first byte not yet consumed
+        line = 1  # the line of buf[pos]
         inside = False
-        search = 0
+        search = 0  # where to look for </page> next
         for chunk in chunks:
+            if pos:  # once a read (moving the rest once per page would be
+                del buf[:pos]  # quadratic on a read of small pages)
+                search -= pos
+                pos = 0
             buf += chunk
             while True:
                 if not inside:
-                    start = buf.find(_PAGE_OPEN)
+                    start = buf.find(_PAGE_OPEN, pos)
                     if start >= 0:
                         keep = start
-                        self._between(buf, start, line)
+                        self._between(buf, pos, start, line)
                         if self.closed:
                             raise DumpXmlError(
                                 "a <page> after </mediawiki>",
-                                line + buf.count(b"\n", 0, start),
+                                line + buf.count(b"\n", pos, start),
                                 1,
                             )
-                    elif self.skip_head and not self.pages:
-                        keep = max(len(buf) - len(_PAGE_OPEN), 0)  # the header
+                    elif self.skip_head and not self.pages:  # the header
+                        keep = max(len(buf) - len(_PAGE_OPEN), pos)
                     else:  # white space goes (whole lines: columns stay
                         # right); other text waits to be checked
-                        space = len(buf) - len(buf.lstrip())
-                        keep = buf.rfind(b"\n", 0, space) + 1
-                    line += buf.count(b"\n", 0, keep)
-                    del buf[:keep]
+                        space = len(buf) - pos - len(buf[pos:].lstrip())
+                        keep = max(buf.rfind(b"\n", pos, pos + space) + 1, pos)
+                    line += buf.count(b"\n", pos, keep)
+                    pos = keep
                     if start < 0:
                         break
-                    inside, search = True, len(_PAGE_OPEN)
+                    inside, search = True, pos + len(_PAGE_OPEN)
                 end = buf.find(_PAGE_CLOSE, search)
                 if end < 0:
-                    search = max(len(buf) - len(_PAGE_CLOSE), len(_PAGE_OPEN))
+                    search = max(len(buf) - len(_PAGE_CLOSE), pos + len(_PAGE_OPEN))
                     break
                 end += len(_PAGE_CLOSE)
-                blob = bytes(buf[:end])
+                blob = bytes(buf[pos:end])
                 yield line, blob
                 self.pages += 1
                 line += blob.count(b"\n")
-                del buf[:end]
+                pos = end
                 inside = False
         if inside:
             raise DumpXmlError(
                 "the input ends inside this <page> (the file is cut short)", line, 1
             )
-        self._between(buf, len(buf), line)
+        self._between(buf, pos, len(buf), line)
 
-    def _between(self, buf: bytearray, end: int, line: int) -> None:
-        """Check ``buf[:end]``, text outside pages."""
+    def _between(self, buf: bytearray, begin: int, end: int, line: int) -> None:
+        """Check ``buf[begin:end]``, text outside pages (``line``: the line
+        of ``buf[begin]``)."""
         if self.skip_head and not self.pages:
             return
-        text = bytes(buf[:end])
+        text = bytes(buf[begin:end])
         rest = text.strip()
         if not rest:
             return
