@@ -14,6 +14,7 @@ from dump_helpers import DUMPS, ENWIKI, TABLES, multistream
 
 from kilt_chunks.dump.build import build_from_dump
 from kilt_chunks.dump.multistream import index_path_for
+from kilt_chunks.dump.render import RENDERER_VERSION
 from kilt_chunks.dump.request import (
     DumpBuildError,
     DumpRequest,
@@ -114,7 +115,23 @@ def test_the_manifest_records_the_whole_request(finished, tables_ms):
         "keep_colon_links": False,
         "page_props": None,
         "keep_work": False,
+        "renderer_version": RENDERER_VERSION,
     }
+
+
+def test_a_folder_finished_by_other_rendering_rules_is_not_reused(
+    tmp_path, tables_ms, finished
+):
+    """A folder made by an older renderer (whose manifest records another
+    renderer_version, or none, as before the version was recorded) holds
+    other text for the same request: refused, naming the version."""
+    out = tmp_path / "older"
+    shutil.copytree(finished, out)
+    manifest = json.loads((out / "manifest.json").read_text())
+    del manifest["request"]["renderer_version"]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(DumpBuildError, match=r"other inputs .*\(renderer_version\)"):
+        build_from_dump([tables_ms], out, splits=2, workers=1, progress_seconds=0)
 
 
 def _parse(argv):

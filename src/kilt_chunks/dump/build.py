@@ -766,7 +766,7 @@ def _write_manifest(
             else None
         ),
         "warnings": outcome.warnings,
-        "request": request.as_json(),
+        "request": {**request.as_json(), **request.reuse_key()},
         "run": {
             "engine": request.engine,
             "workers": request.workers,

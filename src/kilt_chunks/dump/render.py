@@ -85,6 +85,12 @@ __all__ = ["normalize_title", "render_page", "render_wikitext"]
 #: but ``div`` (Wikipedia shows the text of a ``<div>``, so it is kept as the
 #: content of any other tag is; tables, templates and lists inside it still
 #: go by their own rules).
+#: Version of the rendering rules: raised whenever the text rendered from any
+#: page changes (shard bytes), so that an output folder finished by another
+#: version is not returned as done (part of ``DumpRequest.reuse_key``).
+#: 2: text inside <div> kept, URLs end at any Unicode space, no stray quotes.
+RENDERER_VERSION = 2
+
 DISCARD = frozenset(
     (
         "gallery timeline noinclude pre table tr td th caption form input"

@@ -322,9 +322,16 @@ class DumpRequest:
     def reuse_key(self) -> dict[str, Any]:
         """The fields that decide the output bytes (JSON-ready): a finished
         or half-done output folder is reused only for an equal key."""
+        from kilt_chunks.dump.render import RENDERER_VERSION
+
         doc = self.as_json()
         return {
-            f.name: doc[f.name] for f in fields(self) if f.metadata["decides_output"]
+            **{
+                f.name: doc[f.name]
+                for f in fields(self)
+                if f.metadata["decides_output"]
+            },
+            "renderer_version": RENDERER_VERSION,
         }
 
     def page_options(self) -> PageOptions:
