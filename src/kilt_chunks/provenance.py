@@ -314,7 +314,11 @@ def write_task_files(
     (:func:`kilt_chunks.export.replace_folder`): at every instant ``qrels/``
     holds the whole previous or the whole new set of files.
 
-    Per task (see :data:`TASK_FILE_SUFFIXES`):
+    Per task (see :data:`TASK_FILE_SUFFIXES`), each id of a qrels or topics
+    file (query, chunk and page ids) as :func:`kilt_chunks.evaluation.trec_id`
+    writes it: one field, white space and ``%`` percent-encoded (a task's
+    page id ``12 34`` is ``12%2034``), read back by
+    :func:`kilt_chunks.evaluation.read_qrels`:
 
     * ``<task>.qrels``: binary chunk qrels, ``query_id 0 chunk_id 1``;
     * ``<task>.graded.qrels``: the same chunks, ``query_id 0 chunk_id rel``
@@ -348,8 +352,8 @@ def write_task_files(
         path, distinct queries, lines).
 
     Raises:
-        ValueError: If a query id is empty or holds white space (it would
-            break the space-separated formats), naming the task and query.
+        ValueError: If a query id is empty (it cannot be a field of the
+            space-separated formats), naming the task.
         kilt_chunks.records.ExportOwnerError: If another database's export
             is in ``export_dir``.
     """
@@ -421,17 +425,17 @@ def _write_task_files(
             "chunks": (
                 chunk_qrels.filter(where),
                 ["query_id", "chunk_id", "relevance"],
-                lambda q, c, r: f"{q} 0 {c} 1\n",
+                lambda q, c, r: f"{q} 0 {trec_id(c)} 1\n",
             ),
             "chunks_graded": (
                 chunk_qrels.filter(where),
                 ["query_id", "chunk_id", "relevance"],
-                lambda q, c, r: f"{q} 0 {c} {r}\n",
+                lambda q, c, r: f"{q} 0 {trec_id(c)} {r}\n",
             ),
             "pages": (
                 page_qrels.filter(where),
                 ["query_id", "wikipedia_id", "relevance"],
-                lambda q, w, r: f"{q} 0 {w} {r}\n",
+                lambda q, w, r: f"{q} 0 {trec_id(w)} {r}\n",
             ),
             "topics": (
                 queries.filter(where),

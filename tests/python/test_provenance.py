@@ -325,6 +325,30 @@ def test_write_task_files_formats(tmp_path: Path) -> None:
     }
 
 
+def test_write_task_files_encodes_ids_with_white_space(tmp_path: Path) -> None:
+    """A task's page id ``12 34`` wrote ``q 0 12 34 1``, five fields, into
+    pages.qrels; every id is now one field, percent-encoded as the query ids
+    are (trec_id), and read back whole by read_qrels."""
+    from kilt_chunks.evaluation import read_qrels
+
+    with duckdb.connect() as con:
+        chunks = con.sql(
+            "select 't' as task, 'o 1' as query_id, 'c%1' as chunk_id, 2 as relevance"
+        )
+        pages = con.sql(
+            "select 't' as task, 'o 1' as query_id, '12 34' as wikipedia_id,"
+            " 1 as relevance"
+        )
+        queries = con.sql("select 't' as task, 'o 1' as query_id, 'x' as input")
+        write_task_files(chunks, pages, queries, ["t"], str(tmp_path))
+    folder = tmp_path / "qrels"
+    assert (folder / "t.pages.qrels").read_text() == "o%201 0 12%2034 1\n"
+    assert (folder / "t.qrels").read_text() == "o%201 0 c%251 1\n"
+    assert (folder / "t.graded.qrels").read_text() == "o%201 0 c%251 2\n"
+    assert read_qrels(folder / "t.pages.qrels") == {"o 1": {"12 34": 1}}
+    assert read_qrels(folder / "t.graded.qrels") == {"o 1": {"c%1": 2}}
+
+
 def test_build_without_tasks_removes_stale_qrels(tmp_path: Path) -> None:
     """qrels of an earlier build name chunks that may no longer exist."""
     qrels = tmp_path / "qrels"

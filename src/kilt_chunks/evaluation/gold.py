@@ -192,7 +192,8 @@ def gold_from_kilt_file(path: str | Path) -> Gold:
 
     Raises:
         EvaluationError: Naming the file and line of a line that is not a
-            KILT datapoint.
+            KILT datapoint, or naming the file when it holds no query (every
+            measure would be a meaningless 0).
     """
     path = Path(path)
     queries: list[GoldQuery] = []
@@ -224,6 +225,10 @@ def gold_from_kilt_file(path: str | Path) -> Gold:
                 continue
             seen.add(query.query_id)
             queries.append(query)
+    if not queries:
+        raise EvaluationError(
+            f"{path}: no gold query (the file is empty or holds only blank lines)"
+        )
     name = path.name.removesuffix(".jsonl").removesuffix(".queries")
     return Gold(queries, labels={"task": name}, notes=dict(notes))
 
@@ -233,8 +238,16 @@ def gold_from_qrels(path: str | Path, run: Run) -> Gold:
     page qrels. Either way each query gets one evidence set, all its pages
     (not KILT's evidence sets: the table says so). The queries evaluated are
     those of the qrels and of the run (a run query without qrels scores 0).
+
+    Raises:
+        EvaluationError: As :func:`read_qrels`, or naming the file when it
+            holds no line of relevance above 0.
     """
     qrels = read_qrels(path)
+    if not qrels:
+        raise EvaluationError(
+            f"{path}: no relevant document (the file is empty or every relevance is 0)"
+        )
     gold = Gold(
         queries=[],
         labels={"task": Path(path).name},

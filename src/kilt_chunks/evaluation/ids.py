@@ -11,9 +11,9 @@ from urllib.parse import quote, unquote
 #: ``chunk_id`` as ``kilt_chunks`` builds it; group 1 is the ``wikipedia_id``.
 CHUNK_ID_PATTERN = re.compile(r"^doc-(?P<page>.+)_\d+::s-\d+::chunk-\d+$")
 
+
 class EvaluationError(ValueError):
     """A run, gold or qrels file that cannot be evaluated (names file and line)."""
-
 
 
 def trec_id(identifier: str) -> str:

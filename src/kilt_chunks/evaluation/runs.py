@@ -4,6 +4,7 @@ answer, and contexts) per query; chunk texts from a build for a chunk run."""
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -66,7 +67,8 @@ def read_run(path: str | Path) -> Run:
     do (rules 3-5); an entry with a ``chunk_id`` key ranks that chunk.
 
     Raises:
-        EvaluationError: Naming the file and line of a malformed line.
+        EvaluationError: Naming the file and line of a malformed line, or of
+            a score that is NaN or infinite (it has no place in a ranking).
         FileNotFoundError: If the file does not exist.
     """
     path = Path(path)
@@ -92,6 +94,11 @@ def read_run(path: str | Path) -> Run:
                 f"{path}, line {number}: rank {fields[3]!r} or score {fields[4]!r}"
                 " is not a number"
             ) from exc
+        if not math.isfinite(score):
+            raise EvaluationError(
+                f"{path}, line {number}: score {fields[4]!r} is not a finite"
+                " number (NaN and infinities cannot be ranked)"
+            )
         scored.setdefault(untrec_id(fields[0]), []).append(
             (-score, rank, untrec_id(fields[2]))
         )

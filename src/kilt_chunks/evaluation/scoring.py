@@ -7,19 +7,19 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from kilt_chunks.evaluation.downstream import (
-    HEADLINE_BY_FAMILY,
     DOWNSTREAM_NAMES,
+    HEADLINE_BY_FAMILY,
     KILT_DOWNSTREAM,
     downstream_scores,
 )
 from kilt_chunks.evaluation.gold import Gold, evidence_sets, r_precision_lists
 from kilt_chunks.evaluation.ids import dedupe, pages_of_chunk_ranking
 from kilt_chunks.evaluation.retrieval import (
-    within_k,
     context_hits,
     entity_in_input,
     kilt_r_precision,
     kilt_rank,
+    within_k,
 )
 from kilt_chunks.evaluation.runs import Prediction, Run
 
