@@ -270,7 +270,9 @@ def gold_from_qrels(path: str | Path, run: Run) -> Gold:
 def gold_from_database(db_path: str | Path, task: str) -> Gold:
     """The gold of a task from a build's ``kilt_queries`` (``output_page_ids``,
     answers, titles) and ``kilt_qrels_chunks``, with the count of task lines
-    the build rejected and of gold pages outside the corpus.
+    the build rejected, of gold pages outside the corpus, and the warning of
+    ``kilt_provenance_pages_check`` when the task's offsets were applied to
+    pages they were not made on (a note of the table).
 
     Raises:
         EvaluationError: If the task is not in ``kilt_queries`` (naming the
@@ -312,6 +314,14 @@ def gold_from_database(db_path: str | Path, task: str) -> Gold:
             " where task = ? and not is_page_in_corpus",
             [task],
         ).fetchone()  # type: ignore[misc]
+        try:
+            other_pages = con.execute(
+                "select warning, num_spans from kilt_provenance_pages_check"
+                " where task = ? and warning is not null",
+                [task],
+            ).fetchall()
+        except duckdb.CatalogException:  # a build older than the check
+            other_pages = []
     gold = Gold(
         queries=[
             GoldQuery(
@@ -331,6 +341,8 @@ def gold_from_database(db_path: str | Path, task: str) -> Gold:
             "task lines the build rejected (not evaluated: see"
             " kilt_provenance_rejected)"
         ] = int(rejected)
+    for warning, num_spans in other_pages:
+        gold.notes[f"spans checked; WARNING {warning}"] = int(num_spans)
     for query_id, chunk_id, relevance in chunk_rows:
         gold.chunk_qrels.setdefault(query_id, {})[chunk_id] = int(relevance)
     return gold
