@@ -428,22 +428,13 @@ def test_gold_on_from_dump_pages_is_a_warning(
     dump (the same 2016 revisions, rendered by from-dump: 7 chunk qrels,
     some from offsets that point at other text) ended WARN=0; now dbt warns
     and ``eval --task`` prints the warning."""
-    from dump_helpers import DUMPS, ENWIKI, multistream, shared_dump_build
+    from dump_helpers import enwiki_wikidata_pages
 
     from kilt_chunks.cli import main
 
-    dump = multistream(tmp_path_factory, ENWIKI, "enwiki100", 10)
-    out = shared_dump_build(
-        tmp_path_factory,
-        "enwiki_wikidata",
-        dump,
-        splits=4,
-        workers=2,
-        page_props=DUMPS / "enwiki-latest-page_props-shortened.sql.gz",
-    )
     build = run_dbt_build(
         tmp_path / "dbt",
-        f"{out / 'pages'}/",
+        f"{enwiki_wikidata_pages(tmp_path_factory)}/",
         extra_vars={"kilt_tasks": str(TASK_FILE)},
     )
     assert "WARN 1 warn_on_gold_offsets_on_other_pages" in build.output
