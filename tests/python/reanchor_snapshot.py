@@ -58,9 +58,7 @@ FACT_OLD = "is currently about 15 °C."
 FACT_NEW = "is currently about 14.9 °C."
 SHORT_OLD = "one of the darkest substances"
 SHORT_NEW = "one of the darkest materials"
-MOON_OLD = (
-    "around 0.136, but it is strongly directional and non-Lambertian, displaying"
-)
+MOON_OLD = "around 0.136, but it is strongly directional and non-Lambertian, displaying"
 MOON_NEW = (
     "around\u00a00.136 , but it is strongly  directional and non\u2011Lambertian,"
     " displaying"
@@ -160,7 +158,9 @@ def write_snapshot(out: Path) -> Path:
     return out
 
 
-def _span(pages: dict, page_id: str, paragraph: int, text: str, end_par=None, end_text=None):
+def _span(
+    pages: dict, page_id: str, paragraph: int, text: str, end_par=None, end_text=None
+):
     """Provenance whose evidence is ``text`` in ``paragraph`` (or from ``text``
     at the end of ``paragraph`` to ``end_text`` at the start of ``end_par``)."""
     page = pages[page_id]
@@ -212,25 +212,47 @@ def task_lines() -> list[str]:
     s5 = _sentence(albedo[5])
     case("ra-shifted", ("a", [(_span(pages, "39", 4, s4), ("exact", "39", s4))]))
     case("ra-duplicate", ("a", [(_span(pages, "39", 5, s5), ("exact", "39", s5))]))
-    case("ra-deleted-par", ("a", [(_span(pages, "39", 6, albedo[6]), ("lost_text", None, None))]))
+    case(
+        "ra-deleted-par",
+        ("a", [(_span(pages, "39", 6, albedo[6]), ("lost_text", None, None))]),
+    )
     case(
         "ra-reworded",
-        ("NASA's MODIS instruments",
-         [(_span(pages, "39", 9, REWORDED_OLD), ("fuzzy", "39", REWORDED_NEW))]),
+        (
+            "NASA's MODIS instruments",
+            [(_span(pages, "39", 9, REWORDED_OLD), ("fuzzy", "39", REWORDED_NEW))],
+        ),
     )
     fact = _sentence(albedo[10])
-    case("ra-fact-changed", ("about 15 °C", [(_span(pages, "39", 10, fact), ("lost_text", None, None))]))
+    case(
+        "ra-fact-changed",
+        ("about 15 °C", [(_span(pages, "39", 10, fact), ("lost_text", None, None))]),
+    )
     new24 = albedo[24]
     for n in (9, 8, 7):
         new24 = new24.replace(f"formula_{n}", f"formula_{n + 1}")
-    case("ra-formula", ("a", [(_span(pages, "39", 24, albedo[24]), ("normalised", "39", new24))]))
+    case(
+        "ra-formula",
+        ("a", [(_span(pages, "39", 24, albedo[24]), ("normalised", "39", new24))]),
+    )
     moon = albedo[19].split(" effect.")[0] + " effect."
     case(
         "ra-typography",
-        ("0.136", [(_span(pages, "39", 19, moon), ("normalised", "39", moon.replace(MOON_OLD, MOON_NEW)))]),
+        (
+            "0.136",
+            [
+                (
+                    _span(pages, "39", 19, moon),
+                    ("normalised", "39", moon.replace(MOON_OLD, MOON_NEW)),
+                )
+            ],
+        ),
     )
     other = _sentence(albedo[62])
-    case("ra-moved-section", ("a", [(_span(pages, "39", 62, other), ("exact", "39", other))]))
+    case(
+        "ra-moved-section",
+        ("a", [(_span(pages, "39", 62, other), ("exact", "39", other))]),
+    )
     cross = _span(pages, "39", 17, albedo[17][583:], 18, albedo[18][:27])
     case(
         "ra-renamed-section",
@@ -238,12 +260,29 @@ def task_lines() -> list[str]:
     )
     case(
         "ra-list-marker",
-        ("Aerosol direct effect",
-         [(_span(pages, "39", 55, albedo[55]), ("normalised", "39", albedo[55].replace("BULLET::::- ", "BULLET::::1. ")))]),
+        (
+            "Aerosol direct effect",
+            [
+                (
+                    _span(pages, "39", 55, albedo[55]),
+                    (
+                        "normalised",
+                        "39",
+                        albedo[55].replace("BULLET::::- ", "BULLET::::1. "),
+                    ),
+                )
+            ],
+        ),
     )
     s38 = _sentence(albedo[38])
-    case("ra-rewritten-par", ("a", [(_span(pages, "39", 38, s38), ("lost_text", None, None))]))
-    case("ra-short", ("charcoal", [(_span(pages, "39", 8, SHORT_OLD), ("lost_text", None, None))]))
+    case(
+        "ra-rewritten-par",
+        ("a", [(_span(pages, "39", 38, s38), ("lost_text", None, None))]),
+    )
+    case(
+        "ra-short",
+        ("charcoal", [(_span(pages, "39", 8, SHORT_OLD), ("lost_text", None, None))]),
+    )
     tail, head = albedo[42][-50:], albedo[43][:60]
     case(
         "ra-cross-paragraphs",
@@ -256,28 +295,54 @@ def task_lines() -> list[str]:
         ("Aa River", [(_page(pages, "696"), ("page", "696", None))]),
     )
     actrius = _sentence(pages["330"]["text"][3])
-    case("ra-recreated-page", ("a", [(_span(pages, "330", 3, actrius), ("exact", "900330", actrius))]))
+    case(
+        "ra-recreated-page",
+        ("a", [(_span(pages, "330", 3, actrius), ("exact", "900330", actrius))]),
+    )
     case(
         "ra-deleted-page",
-        ("a", [(_span(pages, "340", 3, "Alain Connes studies operator algebras."), ("lost_page", None, None))]),
+        (
+            "a",
+            [
+                (
+                    _span(pages, "340", 3, "Alain Connes studies operator algebras."),
+                    ("lost_page", None, None),
+                )
+            ],
+        ),
         ("Alain Connes", [(_page(pages, "340"), ("lost_page", None, None))]),
     )
     merged = _sentence(pages["580"]["text"][4])
-    case("ra-merged", ("a", [(_span(pages, "580", 4, merged), ("exact", "664", merged))]))
+    case(
+        "ra-merged", ("a", [(_span(pages, "580", 4, merged), ("exact", "664", merged))])
+    )
     not_merged = _sentence(pages["580"]["text"][9])
-    case("ra-merged-lost", ("a", [(_span(pages, "580", 9, not_merged), ("lost_text", None, None))]))
+    case(
+        "ra-merged-lost",
+        ("a", [(_span(pages, "580", 9, not_merged), ("lost_text", None, None))]),
+    )
     ampere = pages["772"]["text"][10].split("; ")[0]
-    case("ra-moved-text", ("a", [(_span(pages, "772", 10, ampere), ("lost_text", None, None))]))
+    case(
+        "ra-moved-text",
+        ("a", [(_span(pages, "772", 10, ampere), ("lost_text", None, None))]),
+    )
     s20 = albedo[20].split(" (measuring")[0]
     case(
         "ra-partial-set",
-        ("a", [
-            (_span(pages, "39", 4, s4), ("exact", "39", s4)),
-            (_span(pages, "340", 1, "Alain Connes"), ("lost_page", None, None)),
-        ]),
+        (
+            "a",
+            [
+                (_span(pages, "39", 4, s4), ("exact", "39", s4)),
+                (_span(pages, "340", 1, "Alain Connes"), ("lost_page", None, None)),
+            ],
+        ),
         ("b", [(_span(pages, "39", 20, s20), ("exact", "39", s20))]),
     )
-    bad = {**_span(pages, "39", 4, s4), "start_paragraph_id": 500, "end_paragraph_id": 500}
+    bad = {
+        **_span(pages, "39", 4, s4),
+        "start_paragraph_id": 500,
+        "end_paragraph_id": 500,
+    }
     case("ra-bad-offsets", ("a", [(bad, ("invalid", None, None))]))
 
     lines = []

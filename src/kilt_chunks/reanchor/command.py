@@ -117,7 +117,8 @@ def _write_tables(db: Path, results: list[TaskResult], counts: dict) -> None:
     with duckdb.connect(str(db)) as con:
         con.register("reanchor_spans_rows", spans)
         con.execute(
-            "create or replace table reanchor_spans as select * from reanchor_spans_rows"
+            "create or replace table reanchor_spans as"
+            " select * from reanchor_spans_rows"
         )
         if report.num_rows:
             con.register("reanchor_report_rows", report)
@@ -233,10 +234,11 @@ def run(args: argparse.Namespace) -> str:
     redirects = (
         report["redirects"] or "none found: pages looked up by id and title only"
     )
+    pages = report["pages_read"]
     header = [
         f"kilt-chunks reanchor: {report['old_pages']} -> {report['new_pages']}",
         f"  redirects: {redirects}",
-        f"  pages read: {report['pages_read']['old']:,} old, {report['pages_read']['new']:,} new;"
+        f"  pages read: {pages['old']:,} old, {pages['new']:,} new;"
         f" {report['seconds']['total']:.1f} s",
         f"  fuzzy: rapidfuzz ratio >= {report['fuzzy_threshold']:g},"
         f" evidence of >= {report['fuzzy_min_chars']} characters",
