@@ -362,3 +362,54 @@ def test_fuzzy_refuses_short_evidence_and_changed_answers() -> None:
     match = locate(old, page, answer="North Sea")
     assert match is not None and match.kind == "fuzzy" and match.score >= 85
     assert locate("120 kilometres long", page) is None  # too short for fuzzy
+
+
+@pytest.mark.dbt
+def test_reanchored_tasks_feed_the_build_of_the_new_pages(
+    edited: dict, tmp_path: Path
+) -> None:
+    """``kilt_tasks: OUT`` on a build of the new pages: the provenance models
+    make the page qrels of the kept evidence sets and chunk qrels for every
+    kept span."""
+    from conftest import run_dbt_build
+
+    build = run_dbt_build(
+        tmp_path / "build",
+        edited["root"] / "snapshot" / "pages",
+        extra_vars={"kilt_tasks": str(edited["out"])},
+        data_tests=False,
+    )
+    pages = build.query(
+        "select query_id, wikipedia_id from kilt_qrels_pages"
+        " where task = 'reanchor-dev-kilt' order by all"
+    )
+    fixture.task_lines()
+    expected = sorted(
+        {
+            (qid, page_id)
+            for qid, outputs in fixture.EXPECTED.items()
+            for entries in outputs
+            if all(v[0] in ("exact", "normalised", "fuzzy", "page") for v in entries)
+            for _, page_id, _ in entries
+        }
+    )
+    assert [tuple(row) for row in pages] == expected
+    with_chunks = build.query(
+        "select distinct query_id from kilt_qrels_chunks"
+        " where task = 'reanchor-dev-kilt' order by all"
+    )
+    spans_kept = sorted(
+        {
+            qid
+            for qid, outputs in fixture.EXPECTED.items()
+            for entries in outputs
+            if all(v[0] in ("exact", "normalised", "fuzzy", "page") for v in entries)
+            and any(v[2] is not None for v in entries)
+        }
+    )
+    assert [row[0] for row in with_chunks] == spans_kept
+    rejected = build.query(
+        "select count(*), count(span_id) from kilt_provenance_rejected"
+        " where task = 'reanchor-dev-kilt'"
+    )
+    assert rejected == [(1, 0)]  # the line that is not JSON; no span

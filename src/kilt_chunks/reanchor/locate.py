@@ -237,6 +237,23 @@ def _best_occurrence(
 _WORD = re.compile(r"\w+")
 
 
+def _paragraph_words(
+    page: PageText, norm_page: NormalisedText
+) -> tuple[np.ndarray, list[set[str]]]:
+    """Normalised offset of each paragraph start (and the end), and each
+    paragraph's lower-cased words; computed once per page."""
+    cached = norm_page.__dict__.get("_paragraph_words")
+    if cached is None:
+        par_starts = np.searchsorted(norm_page.source, np.asarray(page.starts))
+        text = norm_page.text.lower()
+        words = [
+            set(_WORD.findall(text[par_starts[p] : par_starts[p + 1]]))
+            for p in range(len(page.text))
+        ]
+        cached = norm_page.__dict__.setdefault("_paragraph_words", (par_starts, words))
+    return cached
+
+
 def _fuzzy(
     evidence: NormalisedText,
     page: PageText,
@@ -250,14 +267,10 @@ def _fuzzy(
     needle = evidence.text
     if len(needle) < FUZZY_MIN_CHARS:
         return None
-    # Normalised offset of each paragraph start.
-    par_starts = np.searchsorted(norm_page.source, np.asarray(page.starts))
+    par_starts, par_words = _paragraph_words(page, norm_page)
     words = set(_WORD.findall(needle.lower()))
     n = len(page.text)
-    overlap = []
-    for p in range(n):
-        chunk = norm_page.text[par_starts[p] : par_starts[p + 1]].lower()
-        overlap.append(len(words.intersection(_WORD.findall(chunk))))
+    overlap = [len(words & w) for w in par_words]
     ranked = sorted(range(n), key=lambda p: (-overlap[p], p))[:FUZZY_CANDIDATES]
     ranked.append(min(n - 1, int(expected * n)))
     best: tuple[float, int, int] | None = None
