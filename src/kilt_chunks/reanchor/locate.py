@@ -17,7 +17,9 @@ Three tries, in order, each only if the one before found nothing:
    boundaries to maximise ``fuzz.ratio``; accepted when that ratio is at
    least :data:`FUZZY_THRESHOLD`, the evidence has at least
    :data:`FUZZY_MIN_CHARS` normalised characters, and the output's answer,
-   when the old evidence holds it, is also in the new text (precision first).
+   when it is a short string (at most :data:`ANSWER_GUARD_SHARE` of the
+   evidence) inside the old evidence, is also in the new text (precision
+   first).
 
 Where the text occurs more than once, the occurrence whose surrounding text
 is most like the old surroundings wins, then the one nearest the old
@@ -63,6 +65,11 @@ FUZZY_THRESHOLD = 85.0
 #: short string (a name, a date) that is not found as it is was changed, and
 #: a near miss is another fact.
 FUZZY_MIN_CHARS = 40
+
+#: An answer is checked in a fuzzy match when it is at most this share of the
+#: evidence's length (a fact inside the evidence; a longer answer, such as an
+#: NQ long answer, is the evidence itself and is judged by the ratio alone).
+ANSWER_GUARD_SHARE = 0.5
 
 #: Characters of surrounding text compared to choose between occurrences.
 CONTEXT_CHARS = 80
@@ -302,6 +309,7 @@ def _fuzzy(
         guard = normalise(answer).text.lower()
         if (
             guard
+            and len(guard) <= len(needle) * ANSWER_GUARD_SHARE
             and guard in needle.lower()
             and guard not in norm_page.text[start:end].lower()
         ):
