@@ -115,9 +115,18 @@ _TRANSLATE = str.maketrans(
     }
 )
 
+
+def _compatible(match: re.Match[str]) -> str:
+    """NFKC and the quote/dash table of one character."""
+    return unicodedata.normalize("NFKC", match.group()).translate(_TRANSLATE)
+
+
 # (pattern, replacement): applied in order; a replacement is a string or a
 # function of the match.
 _STEPS: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
+    # Characters outside ASCII (and the backtick), one by one: NFKC, quotes,
+    # dashes; zero-width characters and soft hyphens become nothing.
+    (re.compile(r"[^\x00-\x5f\x61-\x7f]"), _compatible),
     (
         re.compile(r"&(?:[a-zA-Z]{2,8}|#[0-9]{1,6}|#[xX][0-9a-fA-F]{1,6});"),
         lambda m: html.unescape(m.group()).translate(_TRANSLATE),
@@ -125,28 +134,13 @@ _STEPS: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (re.compile(r"BULLET::::(?:-|[0-9]+\.)? ?|Section::::"), ""),
     (re.compile(r"''+|\[\[|\]\]"), ""),
     (re.compile(r"formula_[0-9]+"), "formula"),
-    (re.compile(r"\s+"), " "),
+    (re.compile(r"\s{2,}|[^\S ]"), " "),  # runs, and any other white space
     # Template residue: "( )", "(; born ...", "( , ...".
     (re.compile(r"\( ?[;,]? ?\)"), ""),
     (re.compile(r"\( ?[;,] ?"), "("),
     (re.compile(r" (?=[,.;:!?)\]])|(?<=[(\[]) "), ""),
     (re.compile(r"  +"), " "),
 ]
-
-
-def _characters(text: str) -> tuple[str, np.ndarray]:
-    """NFKC and the quote/dash table, character by character, with sources."""
-    if text.isascii():
-        mapped = text.translate(_TRANSLATE)
-        if len(mapped) == len(text):
-            return mapped, np.arange(len(text), dtype=np.int64)
-    pieces: list[str] = []
-    sources: list[int] = []
-    for i, char in enumerate(text):
-        out = unicodedata.normalize("NFKC", char).translate(_TRANSLATE)
-        pieces.append(out)
-        sources.extend([i] * len(out))
-    return "".join(pieces), np.asarray(sources, dtype=np.int64)
 
 
 def _substitute(
@@ -196,7 +190,7 @@ def normalise(text: str) -> NormalisedText:
         The normalised string and each of its characters' source offset in
         ``text``.
     """
-    out, source = _characters(text)
+    out, source = text, np.arange(len(text), dtype=np.int64)
     for pattern, replacement in _STEPS:
         out, source = _substitute(out, source, pattern, replacement)
     stripped = out.strip()
