@@ -27,7 +27,6 @@ Prints one JSON object.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import random
 import statistics

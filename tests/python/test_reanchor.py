@@ -419,7 +419,10 @@ def test_long_answer_is_judged_by_the_ratio() -> None:
     """An answer as long as the evidence (NQ's long answers) is the evidence:
     a reworded one is found fuzzily, not refused for the wording."""
     old = "The river is 120 kilometres long and flows into the North Sea near Ghent."
-    new = "The river is 120 kilometres long and it flows into the North Sea close to Ghent."
+    new = (
+        "The river is 120 kilometres long and it flows into the North Sea"
+        " close to Ghent."
+    )
     page = PageText("1", "R", ("R\n", new + "\n"))
     match = locate(old, page, answer=old)
     assert match is not None and match.kind == "fuzzy"
