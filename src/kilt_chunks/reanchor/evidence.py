@@ -60,8 +60,12 @@ class PageText:
 
     @property
     def joined(self) -> str:
-        """All paragraphs as one string (each keeps its own final newline)."""
-        return self.__dict__.setdefault("_joined", "".join(self.text))
+        """All paragraphs as one string (each keeps its own final newline).
+
+        Joined again at each call (microseconds for a long page), not kept:
+        a page's text is then held once, not twice.
+        """
+        return "".join(self.text)
 
     @property
     def starts(self) -> list[int]:

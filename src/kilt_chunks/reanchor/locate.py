@@ -162,7 +162,7 @@ def _substitute(
         pieces.append(text[last:start])
         keep.append(source[last:start])
         pieces.append(new)
-        keep.append(np.full(len(new), source[start], dtype=np.int64))
+        keep.append(np.full(len(new), source[start], dtype=np.int32))
         last = end
     if not pieces:
         return text, source
@@ -190,7 +190,7 @@ def normalise(text: str) -> NormalisedText:
         The normalised string and each of its characters' source offset in
         ``text``.
     """
-    out, source = text, np.arange(len(text), dtype=np.int64)
+    out, source = text, np.arange(len(text), dtype=np.int32)
     for pattern, replacement in _STEPS:
         out, source = _substitute(out, source, pattern, replacement)
     stripped = out.strip()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -40,6 +41,10 @@ Status = Literal[
 MAPPED = ("exact", "normalised", "fuzzy", "page")
 #: Statuses of an entry that is not.
 LOST = ("lost_page", "lost_text", "invalid")
+
+#: Normalised pages kept in memory (least recently used dropped): 512 pages
+#: of 40,000 characters are about 100 MB.
+NORMALISED_PAGES_KEPT = 512
 
 _LEADING_MARKUP = re.compile(r"(?:BULLET::::(?:-|[0-9]+\.)? ?|\s)*")
 _HEADING = "Section::::"
@@ -115,12 +120,19 @@ class Mapper:
     new: Snapshot
     threshold: float = FUZZY_THRESHOLD
     _cache: dict[tuple, EntryResult] = field(default_factory=dict)
-    _normalised: dict[str, NormalisedText] = field(default_factory=dict)
+    _normalised: OrderedDict[str, NormalisedText] = field(default_factory=OrderedDict)
 
     def _norm(self, page: PageText) -> NormalisedText:
-        if page.wikipedia_id not in self._normalised:
-            self._normalised[page.wikipedia_id] = normalise(page.joined)
-        return self._normalised[page.wikipedia_id]
+        """``normalise(page.joined)``, kept for the last
+        :data:`NORMALISED_PAGES_KEPT` pages used (about 5 bytes per character)."""
+        cache = self._normalised
+        if page.wikipedia_id in cache:
+            cache.move_to_end(page.wikipedia_id)
+        else:
+            cache[page.wikipedia_id] = normalise(page.joined)
+            if len(cache) > NORMALISED_PAGES_KEPT:
+                cache.popitem(last=False)
+        return cache[page.wikipedia_id]
 
     def map_entry(self, entry: Any, answer: Any = None) -> EntryResult:
         """Map one provenance entry.
