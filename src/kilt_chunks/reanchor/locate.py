@@ -54,11 +54,11 @@ __all__ = [
 MatchKind = Literal["exact", "normalised", "fuzzy"]
 
 #: Least ``fuzz.ratio`` (0-100) between the normalised evidence and the
-#: normalised new text for a fuzzy match. Chosen from the edited-snapshot
-#: fixture (tests/python/reanchor_snapshot.py; bench/RESULTS_REANCHOR.md):
-#: reworded evidence that still holds its facts scored 88.6 and above; the
-#: best window for evidence whose text was deleted or rewritten scored at
-#: most 72.0.
+#: normalised new text for a fuzzy match. Chosen from the measurements in
+#: bench/RESULTS_REANCHOR.md (``bench/reanchor_bench.py``): sentences of the
+#: sample edited by one to four words against the same sentences deleted or
+#: replaced; the few deleted ones above it were restatements of the same
+#: facts elsewhere on their page.
 FUZZY_THRESHOLD = 85.0
 
 #: Shortest normalised evidence (characters) a fuzzy match is tried for: a
