@@ -427,3 +427,46 @@ def test_long_answer_is_judged_by_the_ratio() -> None:
     match = locate(old, page, answer=old)
     assert match is not None and match.kind == "fuzzy"
     assert page.joined[match.start : match.end] == new
+
+
+def test_whole_paragraph_entries_and_sections() -> None:
+    """KILT's -1 characters (whole paragraphs) keep -1 with the new paragraph
+    ids; a ``section`` is set to the heading above the new place; a page-level
+    entry follows a redirect when its id is gone."""
+    from kilt_chunks.reanchor.mapping import Mapper, rewrite_entry
+    from kilt_chunks.reanchor.pages import Snapshot
+
+    old_page = PageText("7", "Old", ("Old\n", "Lead text here.\n", "Body one.\n"))
+    new_page = PageText(
+        "8",
+        "New",
+        ("New\n", "Lead text here.\n", "Section::::History.\n", "Body one.\n"),
+    )
+    old = Snapshot(pages={"7": old_page}, by_title={"Old": "7"})
+    new = Snapshot(pages={"8": new_page}, by_title={"New": "8"}, redirects={"Old": "8"})
+    mapper = Mapper(old, new)
+    entry = {
+        "wikipedia_id": "7",
+        "title": "Old",
+        "section": "Section::::Abstract.",
+        "start_paragraph_id": 2,
+        "start_character": -1,
+        "end_paragraph_id": 2,
+        "end_character": -1,
+    }
+    result = mapper.map_entry(entry)
+    assert (result.status, result.via) == ("exact", "redirect")
+    assert rewrite_entry(entry, result) == {
+        "wikipedia_id": "8",
+        "title": "New",
+        "section": "Section::::History.",
+        "start_paragraph_id": 3,
+        "start_character": -1,
+        "end_paragraph_id": 3,
+        "end_character": -1,
+    }
+    page_level = mapper.map_entry({"wikipedia_id": "7", "title": "Old"})
+    assert (page_level.status, page_level.wikipedia_id) == ("page", "8")
+    assert (
+        mapper.map_entry({"wikipedia_id": "9", "title": "Gone"}).status == "lost_page"
+    )
