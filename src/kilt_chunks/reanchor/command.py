@@ -27,6 +27,7 @@ from kilt_chunks.reanchor.report import format_report, rates, task_counts
 from kilt_chunks.reanchor.tasks import (
     SPAN_COLUMNS,
     TaskResult,
+    map_by_page,
     reanchor_task,
     task_pages,
 )
@@ -185,6 +186,7 @@ def reanchor(
     loaded_new = time.monotonic()
     out.mkdir(parents=True, exist_ok=True)
     mapper = Mapper(old, new, threshold=threshold)
+    map_by_page(task_files, mapper)
     results = [reanchor_task(path, out, mapper) for path in task_files]
     mapped = time.monotonic()
     counts = {r.task: task_counts(r) for r in results}

@@ -21,7 +21,14 @@ from typing import IO, Any
 from kilt_chunks.provenance import task_name
 from kilt_chunks.reanchor.mapping import MAPPED, EntryResult, Mapper, rewrite_entry
 
-__all__ = ["SPAN_COLUMNS", "TaskResult", "open_text", "reanchor_task", "task_pages"]
+__all__ = [
+    "SPAN_COLUMNS",
+    "TaskResult",
+    "map_by_page",
+    "open_text",
+    "reanchor_task",
+    "task_pages",
+]
 
 #: Columns of the mapping table (one row per provenance entry), in order.
 SPAN_COLUMNS = [
@@ -100,6 +107,31 @@ def task_pages(paths: list[Path]) -> tuple[set[str], set[str]]:
                     if isinstance(entry.get("title"), str):
                         titles.add(entry["title"])
     return ids, titles
+
+
+def map_by_page(paths: list[Path], mapper: Mapper) -> int:
+    """Map every provenance entry of ``paths`` in the order of its page id, so
+    the entries of one page meet its normalised text in the mapper's cache;
+    the results stay in the mapper's cache for :func:`reanchor_task`.
+
+    Returns:
+        The number of entries (each distinct one is located once).
+    """
+    entries: list[tuple[str, dict, Any]] = []
+    for path in paths:
+        for _, _, record in _queries(path):
+            if record is None:
+                continue
+            for _, output, provenance in _entries(record):
+                entries.extend(
+                    (str(e.get("wikipedia_id")).strip(), e, output.get("answer"))
+                    for e in provenance
+                    if isinstance(e, dict)
+                )
+    entries.sort(key=lambda item: item[0])
+    for _, entry, answer in entries:
+        mapper.map_entry(entry, answer)
+    return len(entries)
 
 
 @dataclass
