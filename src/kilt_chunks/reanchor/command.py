@@ -37,7 +37,8 @@ __all__ = ["COMMAND", "ReanchorError", "add_parser", "reanchor", "run"]
 COMMAND = "reanchor"
 
 #: Where the report JSON goes, below ``--out`` (a subfolder, so ``--out`` can
-#: be given to the build as ``kilt_tasks`` and holds only task files).
+#: be given to the build as ``kilt_tasks``: its only JSON files at the top
+#: are the task files).
 REPORT_FILE = Path("reanchor") / "report.json"
 #: The DuckDB file written in ``--out`` when ``--db`` is not given.
 DB_FILE = "reanchor.duckdb"
