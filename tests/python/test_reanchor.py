@@ -470,3 +470,9 @@ def test_whole_paragraph_entries_and_sections() -> None:
     assert (
         mapper.map_entry({"wikipedia_id": "9", "title": "Gone"}).status == "lost_page"
     )
+
+
+def test_locate_on_an_empty_page() -> None:
+    evidence = "A sentence long enough to be looked for fuzzily on any page."
+    assert locate(evidence, PageText("1", "E", ())) is None
+    assert locate(evidence, PageText("1", "E", ("E\n",))) is None

@@ -266,7 +266,7 @@ def _fuzzy(
 ) -> tuple[int, int, float] | None:
     """The best fuzzy window ``[s, e)`` of ``norm_page`` and its ratio, or None."""
     needle = evidence.text
-    if len(needle) < FUZZY_MIN_CHARS:
+    if len(needle) < FUZZY_MIN_CHARS or not page.text:
         return None
     par_starts, par_words = _paragraph_words(page, norm_page)
     words = set(_WORD.findall(needle.lower()))
