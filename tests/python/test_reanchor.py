@@ -476,3 +476,17 @@ def test_locate_on_an_empty_page() -> None:
     evidence = "A sentence long enough to be looked for fuzzily on any page."
     assert locate(evidence, PageText("1", "E", ())) is None
     assert locate(evidence, PageText("1", "E", ("E\n",))) is None
+
+
+def test_bad_redirects_file_is_named(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from kilt_chunks.reanchor.pages import RedirectsError
+
+    wrong = tmp_path / "redirects.parquet"
+    pq.write_table(pa.table({"x": [1]}), wrong)
+    with pytest.raises(RedirectsError, match=r"redirects .*redirects\.parquet: not a"):
+        reanchor(
+            [HANDMADE], str(SAMPLE), str(SAMPLE), tmp_path / "out", redirects=wrong
+        )

@@ -27,6 +27,7 @@ from kilt_chunks.reanchor.evidence import PageText
 
 __all__ = [
     "REDIRECTS_FILE",
+    "RedirectsError",
     "Snapshot",
     "find_redirects",
     "load_snapshot",
@@ -109,8 +110,18 @@ class Snapshot:
         return out
 
 
+class RedirectsError(ValueError):
+    """A redirects file that cannot be read (the message names it)."""
+
+
 def _read_redirects(file: Path, titles: set[str]) -> dict[str, str]:
-    table = pq.read_table(file, columns=["title", "wikipedia_id"])
+    try:
+        table = pq.read_table(file, columns=["title", "wikipedia_id"])
+    except (pa.ArrowException, OSError) as error:
+        raise RedirectsError(
+            f"redirects {file}: not a from-dump redirects table (Parquet with"
+            f" columns title and wikipedia_id): {str(error).splitlines()[0]}"
+        ) from error
     keys = [title_key(t) for t in table.column("title").to_pylist()]
     out: dict[str, str] = {}
     for key, target in zip(keys, table.column("wikipedia_id").to_pylist(), strict=True):
