@@ -490,3 +490,22 @@ def test_bad_redirects_file_is_named(tmp_path: Path) -> None:
         reanchor(
             [HANDMADE], str(SAMPLE), str(SAMPLE), tmp_path / "out", redirects=wrong
         )
+
+
+def test_threshold_is_checked(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(
+            [
+                "reanchor",
+                "x.jsonl",
+                "--old-pages",
+                "a",
+                "--new-pages",
+                "b",
+                "--out",
+                "c",
+                "--threshold",
+                "150",
+            ]
+        )
+    assert "--threshold: 150: expected 0 to 100" in capsys.readouterr().err

@@ -63,6 +63,17 @@ class ReanchorError(ValueError):
     """The inputs cannot be re-anchored (the message names the file and why)."""
 
 
+def _ratio(text: str) -> float:
+    """``--threshold``: a number from 0 to 101 (101: no fuzzy match)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value <= 101:
+        raise argparse.ArgumentTypeError(f"{text}: expected 0 to 100 (or 101: off)")
+    return value
+
+
 def add_parser(commands: argparse._SubParsersAction) -> None:
     """Add ``reanchor`` to the ``kilt-chunks`` subcommands."""
     parser = commands.add_parser(
@@ -102,10 +113,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--threshold",
-        type=float,
+        type=_ratio,
         default=FUZZY_THRESHOLD,
-        help="least rapidfuzz ratio (0-100) of a fuzzy match (default"
-        " %(default)s, measured: docs/evaluation.md)",
+        help="least rapidfuzz ratio (0-100) of a fuzzy match; above 100 turns"
+        " fuzzy matching off (default %(default)s, chosen from the measurements"
+        " in bench/RESULTS_REANCHOR.md)",
     )
 
 
