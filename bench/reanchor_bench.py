@@ -271,6 +271,75 @@ def parity(out: Path, kilt: Path) -> dict:
     }
 
 
+DUMP = (
+    ROOT
+    / "tests"
+    / "python"
+    / "fixtures"
+    / "dumps"
+    / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+)
+
+
+def extraction_study(out: Path, n: int = 3000, seed: int = 5) -> dict:
+    """The sample's spans carried onto ``from-dump``'s pages of the same
+    revisions (the dump the sample was extracted from, by another extractor):
+    ``n`` random spans, sentences of prose paragraphs, whole paragraphs and
+    whole list items."""
+    pages_dir = out / "from-dump"
+    if not (pages_dir / "_SUCCESS").exists():
+        subprocess.run(
+            [
+                Path(sys.executable).parent / "kilt-chunks",
+                "from-dump",
+                str(DUMP),
+                "--out",
+                str(pages_dir),
+                "--workers",
+                "1",
+            ],
+            check=True,
+            capture_output=True,
+        )
+    pages = fixture.read_sample()
+    spans = []
+    for page_id, page in pages.items():
+        for q, par in enumerate(page["text"]):
+            if q == 0 or par.startswith("Section::::"):
+                continue
+            if par.startswith("BULLET::::"):
+                spans.append((page_id, q, 0, len(par), "item"))
+                continue
+            spans.extend((page_id, q, s, e, "sentence") for s, e in _sentences(par))
+            spans.append((page_id, q, 0, len(par), "paragraph"))
+    random.Random(seed).shuffle(spans)
+    tasks = out / "extraction" / "extraction-dev-kilt.jsonl"
+    tasks.parent.mkdir(parents=True, exist_ok=True)
+    with tasks.open("w", encoding="utf-8") as f:
+        for i, (page_id, q, s, e, kind) in enumerate(spans[:n]):
+            entry = {
+                "wikipedia_id": page_id,
+                "title": pages[page_id]["wikipedia_title"],
+                "start_paragraph_id": q,
+                "start_character": s,
+                "end_paragraph_id": q,
+                "end_character": e,
+            }
+            line = {
+                "id": f"{kind}-{i}",
+                "input": "q",
+                "output": [{"answer": "a", "provenance": [entry]}],
+            }
+            f.write(json.dumps(line) + "\n")
+    report = reanchor([tasks], str(SAMPLE), str(pages_dir), out / "extraction" / "out")
+    task = report["tasks"]["extraction-dev-kilt"]
+    return {
+        "counts": task["counts"],
+        "rates": task["rates"],
+        "seconds": report["seconds"],
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, type=Path)
@@ -281,6 +350,7 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     result = {"threshold_study": threshold_study(args.spans)}
     result["mapping"] = map_speed(args.out)
+    result["extraction_study"] = extraction_study(args.out)
     result["reading"] = read_speed(args.out, args.copies)
     if args.kilt:
         result["kilt_parity"] = parity(args.out, args.kilt)
