@@ -509,3 +509,36 @@ def test_threshold_is_checked(capsys) -> None:
             ]
         )
     assert "--threshold: 150: expected 0 to 100" in capsys.readouterr().err
+
+
+def test_boundary_spellings_are_kept_on_self_mapping() -> None:
+    """A span ending at the next paragraph's character 0, or starting at its
+    paragraph's end, maps onto itself with the same spelling."""
+    from kilt_chunks.reanchor.mapping import Mapper
+    from kilt_chunks.reanchor.pages import Snapshot
+
+    page = PageText("5", "T", ("T\n", "abc\n", "def\n"))
+    snapshot = Snapshot(pages={"5": page}, by_title={"T": "5"})
+    mapper = Mapper(snapshot, snapshot)
+    for offsets in [(1, 0, 2, 0), (1, 4, 2, 3), (1, 1, 1, 3)]:
+        entry = dict(
+            zip(
+                (
+                    "start_paragraph_id",
+                    "start_character",
+                    "end_paragraph_id",
+                    "end_character",
+                ),
+                offsets,
+                strict=True,
+            ),
+            wikipedia_id="5",
+        )
+        result = mapper.map_entry(entry)
+        assert result.status == "exact"
+        assert (
+            result.start_paragraph_id,
+            result.start_character,
+            result.end_paragraph_id,
+            result.end_character,
+        ) == offsets

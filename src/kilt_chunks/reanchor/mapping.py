@@ -32,7 +32,7 @@ from kilt_chunks.reanchor.locate import (
 )
 from kilt_chunks.reanchor.pages import Snapshot
 
-__all__ = ["LOST", "MAPPED", "EntryResult", "Mapper", "Status"]
+__all__ = ["EntryResult", "LOST", "MAPPED", "Mapper", "Status", "rewrite_entry"]
 
 Status = Literal[
     "exact", "normalised", "fuzzy", "page", "lost_page", "lost_text", "invalid"
@@ -264,6 +264,3 @@ def rewrite_entry(entry: dict, result: EntryResult) -> dict:
         if out.get("section") is not None:
             out["section"] = result.section
     return out
-
-
-__all__ += ["rewrite_entry"]

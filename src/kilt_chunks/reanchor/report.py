@@ -7,7 +7,7 @@ from typing import Any
 
 from kilt_chunks.reanchor.tasks import TaskResult
 
-__all__ = ["COUNT_NAMES", "format_report", "task_counts"]
+__all__ = ["COUNT_NAMES", "format_report", "rates", "task_counts"]
 
 #: The counts of one task, in report order, with their labels.
 COUNT_NAMES = {
@@ -108,6 +108,3 @@ def rates(counts: dict[str, int]) -> dict[str, Any]:
         "fuzzy": counts["spans_fuzzy"] / total,
         "lost": lost / total,
     }
-
-
-__all__ += ["rates"]
