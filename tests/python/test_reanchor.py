@@ -413,6 +413,12 @@ def test_reanchored_tasks_feed_the_build_of_the_new_pages(
         " where task = 'reanchor-dev-kilt'"
     )
     assert rejected == [(1, 0)]  # the line that is not JSON; no span
+    # Offsets made on these pages by reanchor: no "gold on other pages"
+    # warning, although the pages have a from-dump manifest.
+    assert build.query(
+        "select input_kind, num_spans, warning from kilt_provenance_pages_check"
+        " where task = 'reanchor-dev-kilt'"
+    ) == [("dump", 13, None)]  # 14 mapped spans, one in a dropped set
 
 
 def test_long_answer_is_judged_by_the_ratio() -> None:
@@ -542,3 +548,38 @@ def test_boundary_spellings_are_kept_on_self_mapping() -> None:
             result.end_paragraph_id,
             result.end_character,
         ) == offsets
+
+
+def test_reanchored_tasks_are_recognised(edited: dict) -> None:
+    """The build's check of gold on other pages learns which task files
+    reanchor wrote onto its pages, and does not warn for them."""
+    import duckdb as ddb
+
+    from kilt_chunks.provenance import gold_pages_check
+    from kilt_chunks.reanchor import reanchored_tasks
+
+    mapped = edited["out"] / "reanchor-dev-kilt.jsonl"
+    files = {"reanchor-dev-kilt": str(mapped), "handmade-dev-kilt": str(HANDMADE)}
+    snapshot = edited["root"] / "snapshot"
+    assert reanchored_tasks(files, str(snapshot / "pages")) == {"reanchor-dev-kilt"}
+    assert reanchored_tasks(files, str(snapshot)) == {"reanchor-dev-kilt"}
+    assert reanchored_tasks(files, str(SAMPLE)) == set()  # other pages
+    assert (
+        reanchored_tasks({"x": None, "y": str(edited["tasks"])}, str(snapshot)) == set()
+    )
+    with ddb.connect() as con:
+        spans = con.sql(
+            "select * from (values ('r', '39', false), ('t', '39', false))"
+            " as s(task, wikipedia_id, is_page_level)"
+        )
+        chunks = con.sql(
+            "select * from (values ('39', '2016-01-01T00:00:00Z'))"
+            " as c(wikipedia_id, timestamp)"
+        )
+        rows = gold_pages_check(
+            spans, chunks, ["r", "t"], input_kind="dump", reanchored={"r"}
+        ).to_pylist()
+    assert [(r["task"], r["num_spans"], r["warning"] is None) for r in rows] == [
+        ("r", 1, True),
+        ("t", 1, False),
+    ]

@@ -8,7 +8,7 @@ written again with the new offsets (:mod:`.tasks`), with a mapping table and
 a report (:mod:`.report`).
 """
 
-from kilt_chunks.reanchor.command import ReanchorError, reanchor
+from kilt_chunks.reanchor.command import ReanchorError, reanchor, reanchored_tasks
 from kilt_chunks.reanchor.locate import (
     FUZZY_MIN_CHARS,
     FUZZY_THRESHOLD,
@@ -23,4 +23,5 @@ __all__ = [
     "locate",
     "normalise",
     "reanchor",
+    "reanchored_tasks",
 ]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import duckdb
@@ -32,7 +33,14 @@ from kilt_chunks.reanchor.tasks import (
     task_pages,
 )
 
-__all__ = ["COMMAND", "ReanchorError", "add_parser", "reanchor", "run"]
+__all__ = [
+    "COMMAND",
+    "ReanchorError",
+    "add_parser",
+    "reanchor",
+    "reanchored_tasks",
+    "run",
+]
 
 COMMAND = "reanchor"
 
@@ -208,6 +216,7 @@ def reanchor(
     report = {
         "old_pages": str(old_pages),
         "new_pages": str(new_pages),
+        "new_pages_path": _resolved(pages_path(new_pages)),
         "redirects": None if redirects is None else str(redirects),
         "fuzzy_threshold": threshold,
         "fuzzy_min_chars": FUZZY_MIN_CHARS,
@@ -221,7 +230,7 @@ def reanchor(
         "database": str(db),
         "tasks": {
             r.task: {
-                "file": str(r.target),
+                "file": _resolved(r.target),
                 "counts": counts[r.task],
                 "rates": rates(counts[r.task]),
             }
@@ -233,6 +242,53 @@ def reanchor(
     report_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     report["report_file"] = str(report_path)
     return report
+
+
+def _resolved(path: str | Path) -> str:
+    """``path`` made absolute (symbolic links resolved), as compared below."""
+    return str(Path(path).resolve())
+
+
+def reanchored_tasks(
+    task_files: Mapping[str, str | Path | None], kilt_path: str
+) -> set[str]:
+    """The tasks whose file ``kilt-chunks reanchor`` wrote onto ``kilt_path``.
+
+    A task file was, when the report beside it (``<its folder>/``
+    :data:`REPORT_FILE`) names it as a task's output and names these pages
+    (the same pages folder, resolved) as its new pages. The build's check of
+    gold made on other pages (``kilt_provenance_pages_check``) does not warn
+    for such tasks: their offsets were made on these pages.
+
+    Args:
+        task_files: Per task, its task file (as the build read it), or None.
+        kilt_path: The pages of the build.
+
+    Returns:
+        The task names; a missing or unreadable report counts as none.
+    """
+    if kilt_path.startswith("hf://"):
+        return set()
+    pages = _resolved(pages_path(kilt_path))
+    found = set()
+    for task, file in task_files.items():
+        if not file:
+            continue
+        report_file = Path(file).parent / REPORT_FILE
+        try:
+            report = json.loads(report_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(report, dict) or report.get("new_pages_path") != pages:
+            continue
+        outputs = {
+            t.get("file")
+            for t in (report.get("tasks") or {}).values()
+            if isinstance(t, dict)
+        }
+        if _resolved(file) in outputs:
+            found.add(task)
+    return found
 
 
 def run(args: argparse.Namespace) -> str:
