@@ -23,6 +23,7 @@ from kilt_chunks.dump.command import COMMANDS as DUMP_COMMANDS
 from kilt_chunks.dump.command import add_dump_commands, run_dump_command
 from kilt_chunks.evaluation import DEFAULT_KS, EvaluationError
 from kilt_chunks.export import CARD_FILE, EXPORT_TABLES, config_files
+from kilt_chunks.reanchor import command as reanchor_command
 
 __all__ = [
     "DEFAULT_DB",
@@ -527,10 +528,13 @@ def main(argv: list[str] | None = None) -> int:
         "--token", help="Hub token (default: HF_TOKEN or the saved login)"
     )
     add_dump_commands(commands)  # from-dump, compare-pages
+    reanchor_command.add_parser(commands)
     args = parser.parse_args(argv)
     try:
         if args.command in DUMP_COMMANDS:
             print(run_dump_command(args))
+        elif args.command == reanchor_command.COMMAND:
+            print(reanchor_command.run(args))
         elif args.command == "summary":
             print(build_summary(args.db))
         elif args.command == "bm25":

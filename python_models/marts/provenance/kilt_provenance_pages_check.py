@@ -2,6 +2,7 @@
 
 from kilt_chunks.card import describe_source
 from kilt_chunks.provenance import gold_pages_check
+from kilt_chunks.reanchor import reanchored_tasks
 
 
 def model(dbt, session):
@@ -9,10 +10,16 @@ def model(dbt, session):
     [(kilt_path,)] = dbt.ref("kilt_build_info").select("kilt_path").fetchall()
     source = describe_source(kilt_path)
     tasks = dbt.ref("kilt_provenance_summary").select("task").fetchall()
+    files = (
+        dbt.ref("int_provenance_spans_checked")
+        .aggregate("task, min(source_file)", "task")
+        .fetchall()
+    )
     return gold_pages_check(
         dbt.ref("int_provenance_spans_checked"),
         dbt.ref("kilt_chunks"),
         [task for (task,) in tasks],
         input_kind=source["kind"],
         input_name=source["name"],
+        reanchored=reanchored_tasks(dict(files), kilt_path),
     )
