@@ -9,6 +9,14 @@ import string
 from collections import Counter
 from collections.abc import Sequence
 
+__all__ = [
+    "DOWNSTREAM_NAMES",
+    "HEADLINE_BY_FAMILY",
+    "KILT_DOWNSTREAM",
+    "downstream_scores",
+    "normalize_answer",
+]
+
 #: Which downstream score each KILT task family is ranked by on KILT's
 #: leaderboard (the other three are computed too).
 HEADLINE_BY_FAMILY = {

@@ -22,6 +22,20 @@ from kilt_chunks.evaluation.ids import (
 )
 from kilt_chunks.evaluation.runs import Run
 
+__all__ = [
+    "Gold",
+    "GoldQuery",
+    "OutputPageIds",
+    "evidence_sets",
+    "gold_from_database",
+    "gold_from_kilt_file",
+    "gold_from_qrels",
+    "gold_query_from_kilt",
+    "r_precision_lists",
+    "read_qrels",
+    "tasks_in_database",
+]
+
 if TYPE_CHECKING:
     import duckdb
 

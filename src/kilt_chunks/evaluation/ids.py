@@ -8,6 +8,18 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import quote, unquote
 
+__all__ = [
+    "CHUNK_ID_PATTERN",
+    "EvaluationError",
+    "dedupe",
+    "is_chunk_id",
+    "kilt_str",
+    "page_of_chunk",
+    "pages_of_chunk_ranking",
+    "trec_id",
+    "untrec_id",
+]
+
 #: ``chunk_id`` as ``kilt_chunks`` builds it; group 1 is the ``wikipedia_id``.
 CHUNK_ID_PATTERN = re.compile(r"^doc-(?P<page>.+)_\d+::s-\d+::chunk-\d+$")
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+__all__ = [
+    "format_table",
+]
+
 #: Width of the measure-name column of :func:`format_table` (the longest
 #: name, ``page answer_and_ent_in_context@100``, is 34 characters).
 _NAME_WIDTH = 36

@@ -9,6 +9,18 @@ from collections.abc import Iterable, Sequence
 
 from kilt_chunks.evaluation.downstream import normalize_answer
 
+__all__ = [
+    "answer_and_entity_in_context",
+    "answer_in_context",
+    "context_hits",
+    "entity_in_context",
+    "entity_in_input",
+    "kilt_r_precision",
+    "kilt_rank",
+    "kilt_recall_at_k",
+    "within_k",
+]
+
 
 def kilt_r_precision(
     ranking: Sequence[str], gold_lists: Sequence[Sequence[str]]

@@ -18,6 +18,13 @@ from kilt_chunks.evaluation.ids import (
     untrec_id,
 )
 
+__all__ = [
+    "Prediction",
+    "Run",
+    "chunk_texts_from_database",
+    "read_run",
+]
+
 
 @dataclass
 class Prediction:

@@ -23,6 +23,11 @@ from kilt_chunks.evaluation.retrieval import (
 )
 from kilt_chunks.evaluation.runs import Prediction, Run
 
+__all__ = [
+    "DEFAULT_KS",
+    "evaluate",
+]
+
 #: Default ks: KILT's own default (``--ks 1,5,10,20``) and 100, the depth of
 #: the BM25 run.
 DEFAULT_KS = (1, 5, 10, 20, 100)
