@@ -23,6 +23,11 @@ from kilt_chunks.dump.command import COMMANDS as DUMP_COMMANDS
 from kilt_chunks.dump.command import add_dump_commands, run_dump_command
 from kilt_chunks.evaluation import DEFAULT_KS, EvaluationError
 from kilt_chunks.export import CARD_FILE, EXPORT_TABLES, config_files
+from kilt_chunks.rag import dense, embed, fuse, rerank
+from kilt_chunks.rag.models import RagError
+
+#: The RAG commands: module with add_parser(commands) and run(args) -> str.
+RAG_COMMANDS = {"embed": embed, "dense": dense, "rerank": rerank, "fuse": fuse}
 
 __all__ = [
     "DEFAULT_DB",
@@ -527,10 +532,14 @@ def main(argv: list[str] | None = None) -> int:
         "--token", help="Hub token (default: HF_TOKEN or the saved login)"
     )
     add_dump_commands(commands)  # from-dump, compare-pages
+    for module in RAG_COMMANDS.values():
+        module.add_parser(commands)
     args = parser.parse_args(argv)
     try:
         if args.command in DUMP_COMMANDS:
             print(run_dump_command(args))
+        elif args.command in RAG_COMMANDS:
+            print(RAG_COMMANDS[args.command].run(args))
         elif args.command == "summary":
             print(build_summary(args.db))
         elif args.command == "bm25":
@@ -564,6 +573,7 @@ def main(argv: list[str] | None = None) -> int:
         DumpBuildError,
         ValueError,
         NoBuildError,
+        RagError,
     ) as exc:
         print(f"kilt-chunks: {exc}", file=sys.stderr)
         return 1
