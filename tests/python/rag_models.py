@@ -69,7 +69,9 @@ def tiny_embedder(folder: Path, *, seed: int = 0) -> Path:
     pooling = models.Pooling(
         transformer.get_embedding_dimension()
         if hasattr(transformer, "get_embedding_dimension")
-        else transformer.get_word_embedding_dimension(), "mean")
+        else transformer.get_word_embedding_dimension(),
+        "mean",
+    )
     model = SentenceTransformer(
         modules=[transformer, pooling, models.Normalize()],
         prompts={"query": "query: ", "document": "passage: "},

@@ -103,12 +103,16 @@ def test_embed_equals_encode_document(tmp_path: Path, models) -> None:
     folder = Path(result["folder"])
     assert folder == tmp_path / "c.duckdb.vectors" / "tiny-embedder"
     assert sorted(p.name for p in folder.glob("shard-*")) == [
-        "shard-00000.npy", "shard-00001.npy", "shard-00002.npy"
+        "shard-00000.npy",
+        "shard-00001.npy",
+        "shard-00002.npy",
     ]
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["complete"] and manifest["num_chunks"] == 10
     assert (manifest["dimension"], manifest["dtype"], manifest["normalized"]) == (
-        32, "float32", True
+        32,
+        "float32",
+        True,
     )
     assert manifest["prompts"]["document"] == "passage: "
     assert manifest["model_sha256"] == resolve_model(str(models["embedder"])).sha256
@@ -147,12 +151,42 @@ def test_dense_exact_top_k_equals_encode_query(tmp_path: Path, models) -> None:
 
 def test_cli_embed_dense_run_and_eval(tmp_path: Path, models, capsys) -> None:
     db = make_db(tmp_path / "c.duckdb")
-    assert main(["embed", "--db", str(db), "--model", str(models["embedder"]),
-                 "--device", "cpu", "--batch-size", "4"]) == 0
+    assert (
+        main(
+            [
+                "embed",
+                "--db",
+                str(db),
+                "--model",
+                str(models["embedder"]),
+                "--device",
+                "cpu",
+                "--batch-size",
+                "4",
+            ]
+        )
+        == 0
+    )
     assert "10 chunks x 32 float32" in capsys.readouterr().out
     out = tmp_path / "runs" / "dense.trec"
-    assert main(["dense", "--db", str(db), "--task", "t", "--model",
-                 str(models["embedder"]), "--k", "3", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "dense",
+                "--db",
+                str(db),
+                "--task",
+                "t",
+                "--model",
+                str(models["embedder"]),
+                "--k",
+                "3",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     lines = out.read_text().splitlines()
     assert len(lines) == 9
     # The query id with white space is percent-encoded, as bm25 writes it.
@@ -161,9 +195,24 @@ def test_cli_embed_dense_run_and_eval(tmp_path: Path, models, capsys) -> None:
     assert set(run.predictions) == {"q1", "q2", "q 3"}
     assert run.is_chunk_run
     # Another model's query vectors are refused against these vectors.
-    assert main(["dense", "--db", str(db), "--task", "t", "--model",
-                 str(models["other"]), "--vectors",
-                 str(db) + ".vectors/tiny-embedder", "--out", str(out)]) == 1
+    assert (
+        main(
+            [
+                "dense",
+                "--db",
+                str(db),
+                "--task",
+                "t",
+                "--model",
+                str(models["other"]),
+                "--vectors",
+                str(db) + ".vectors/tiny-embedder",
+                "--out",
+                str(out),
+            ]
+        )
+        == 1
+    )
     assert "vectors of model" in capsys.readouterr().err
 
 
@@ -171,8 +220,13 @@ def test_killed_embed_resumes_to_the_same_vectors(
     tmp_path: Path, models, monkeypatch
 ) -> None:
     db = make_db(tmp_path / "c.duckdb")
-    whole = embed.embed(db, str(models["embedder"]), out=tmp_path / "whole",
-                        shard_rows=3, progress_seconds=0)
+    whole = embed.embed(
+        db,
+        str(models["embedder"]),
+        out=tmp_path / "whole",
+        shard_rows=3,
+        progress_seconds=0,
+    )
     written = []
     real_write = vectors.write_shard
 
@@ -185,14 +239,16 @@ def test_killed_embed_resumes_to_the_same_vectors(
     monkeypatch.setattr(vectors, "write_shard", write_then_die)
     folder = tmp_path / "killed"
     with pytest.raises(KeyboardInterrupt):
-        embed.embed(db, str(models["embedder"]), out=folder, shard_rows=3,
-                    progress_seconds=0)
+        embed.embed(
+            db, str(models["embedder"]), out=folder, shard_rows=3, progress_seconds=0
+        )
     assert not vectors.read_manifest(folder)["complete"]
     with pytest.raises(RagError, match="did not finish"):
         dense.search_task(db, "t", str(models["embedder"]), k=3, vectors_dir=folder)
     monkeypatch.setattr(vectors, "write_shard", real_write)
-    resumed = embed.embed(db, str(models["embedder"]), out=folder, shard_rows=3,
-                          progress_seconds=0)
+    resumed = embed.embed(
+        db, str(models["embedder"]), out=folder, shard_rows=3, progress_seconds=0
+    )
     assert resumed["resumed_from"] == 2
     np.testing.assert_array_equal(
         all_vectors(folder), all_vectors(Path(whole["folder"]))
@@ -202,33 +258,56 @@ def test_killed_embed_resumes_to_the_same_vectors(
 def test_other_model_or_build_is_refused_never_mixed(tmp_path: Path, models) -> None:
     db = make_db(tmp_path / "c.duckdb")
     folder = tmp_path / "v"
-    embed.embed(db, str(models["embedder"]), out=folder, shard_rows=4,
-                progress_seconds=0)
+    embed.embed(
+        db, str(models["embedder"]), out=folder, shard_rows=4, progress_seconds=0
+    )
     with pytest.raises(RagError, match="holds other vectors.*model"):
-        embed.embed(db, str(models["other"]), out=folder, shard_rows=4,
-                    progress_seconds=0)
+        embed.embed(
+            db, str(models["other"]), out=folder, shard_rows=4, progress_seconds=0
+        )
     with pytest.raises(RagError, match="holds other vectors.*dtype"):
-        embed.embed(db, str(models["embedder"]), out=folder, shard_rows=4,
-                    dtype="float16", progress_seconds=0)
+        embed.embed(
+            db,
+            str(models["embedder"]),
+            out=folder,
+            shard_rows=4,
+            dtype="float16",
+            progress_seconds=0,
+        )
     with duckdb.connect(str(db)) as con:
-        con.execute("insert into kilt_chunks values ('doc-9_0::s-0::chunk-0', '# X',"
-                    " 'A new chunk.')")
+        con.execute(
+            "insert into kilt_chunks values ('doc-9_0::s-0::chunk-0', '# X',"
+            " 'A new chunk.')"
+        )
     with pytest.raises(RagError, match="another build"):
         dense.search_task(db, "t", str(models["embedder"]), k=3, vectors_dir=folder)
     with pytest.raises(RagError, match="holds other vectors.*corpus"):
-        embed.embed(db, str(models["embedder"]), out=folder, shard_rows=4,
-                    progress_seconds=0)
-    result = embed.embed(db, str(models["embedder"]), out=folder, shard_rows=4,
-                         reembed=True, progress_seconds=0)
+        embed.embed(
+            db, str(models["embedder"]), out=folder, shard_rows=4, progress_seconds=0
+        )
+    result = embed.embed(
+        db,
+        str(models["embedder"]),
+        out=folder,
+        shard_rows=4,
+        reembed=True,
+        progress_seconds=0,
+    )
     assert result["num_chunks"] == 11 and len(all_vectors(folder)) == 11
 
 
 def test_float16_storage(tmp_path: Path, models) -> None:
     db = make_db(tmp_path / "c.duckdb")
-    exact = embed.embed(db, str(models["embedder"]), out=tmp_path / "a",
-                        progress_seconds=0)
-    half = embed.embed(db, str(models["embedder"]), out=tmp_path / "b",
-                       dtype="float16", progress_seconds=0)
+    exact = embed.embed(
+        db, str(models["embedder"]), out=tmp_path / "a", progress_seconds=0
+    )
+    half = embed.embed(
+        db,
+        str(models["embedder"]),
+        out=tmp_path / "b",
+        dtype="float16",
+        progress_seconds=0,
+    )
     stored = all_vectors(Path(half["folder"]))
     assert stored.dtype == np.float16
     assert half["vector_bytes"] < exact["vector_bytes"]
@@ -262,10 +341,13 @@ def test_rerank_orders_by_cross_encoder_and_caches(
     tmp_path: Path, models, monkeypatch
 ) -> None:
     db = make_db(tmp_path / "c.duckdb")
-    run = write_run(tmp_path / "in.trec", {
-        "q1": [chunk_id(i) for i in (0, 3, 5, 6, 9)],
-        "q2": [chunk_id(i) for i in (2, 6, 9)],
-    })
+    run = write_run(
+        tmp_path / "in.trec",
+        {
+            "q1": [chunk_id(i) for i in (0, 3, 5, 6, 9)],
+            "q2": [chunk_id(i) for i in (2, 6, 9)],
+        },
+    )
 
     class ByLength:
         """A stand-in cross-encoder: the score is the passage's length."""
@@ -293,10 +375,7 @@ def test_rerank_orders_by_cross_encoder_and_caches(
 
     model = CrossEncoder(str(models["cross"]), device="cpu")
     texts = dict(zip([chunk_id(i) for i in range(10)], bodies(), strict=True))
-    for query, found in zip(("which moon of saturn", "rivers in lower saxony"), hits,
-                            strict=True):
-        candidates = [c for c, _ in found]
-        assert len(candidates) == 2
+    assert [len(found) for found in hits] == [2, 2]
     pairs = [("which moon of saturn", texts[chunk_id(i)]) for i in (0, 3, 5, 6, 9)]
     expected = model.predict(pairs)
     order = np.argsort(-expected, kind="stable")[:2]
@@ -317,8 +396,20 @@ def test_rerank_orders_by_cross_encoder_and_caches(
 def test_rerank_cli_and_bad_run(tmp_path: Path, models, capsys, monkeypatch) -> None:
     db = make_db(tmp_path / "c.duckdb")
     run = write_run(tmp_path / "in.trec", {"q9": [chunk_id(0)]})
-    args = ["rerank", str(run), "--db", str(db), "--task", "t", "--model",
-            str(models["cross"]), "--top", "3", "--out", str(tmp_path / "o.trec")]
+    args = [
+        "rerank",
+        str(run),
+        "--db",
+        str(db),
+        "--task",
+        "t",
+        "--model",
+        str(models["cross"]),
+        "--top",
+        "3",
+        "--out",
+        str(tmp_path / "o.trec"),
+    ]
     assert main(args) == 1
     assert "query 'q9' is not a query of task t" in capsys.readouterr().err
     write_run(run, {"q1": [chunk_id(0), "doc-77_0::s-0::chunk-0"]})
@@ -352,7 +443,9 @@ def test_reciprocal_rank_fusion_hand_worked(tmp_path: Path, capsys) -> None:
     assert main(["fuse", str(one), str(two), "--k", "60", "--out", str(out)]) == 0
     assert "RRF k=60" in capsys.readouterr().out
     assert read_run(out).predictions["q1"].ranking == [
-        chunk_id(1), chunk_id(0), chunk_id(2)
+        chunk_id(1),
+        chunk_id(0),
+        chunk_id(2),
     ]
     assert out.read_text().splitlines()[0].split()[4] == f"{1 / 61 + 1 / 62:.6f}"
 
@@ -366,12 +459,167 @@ def test_missing_model_is_one_line(tmp_path: Path, capsys) -> None:
 
 def test_ray_local_mode_gives_the_local_vectors(tmp_path: Path, models) -> None:
     db = make_db(tmp_path / "c.duckdb")
-    local = embed.embed(db, str(models["embedder"]), out=tmp_path / "local",
-                        shard_rows=4, progress_seconds=0)
-    on_ray = embed.embed(db, str(models["embedder"]), out=tmp_path / "ray",
-                         shard_rows=4, engine="ray", workers=1, progress_seconds=0)
+    local = embed.embed(
+        db,
+        str(models["embedder"]),
+        out=tmp_path / "local",
+        shard_rows=4,
+        progress_seconds=0,
+    )
+    on_ray = embed.embed(
+        db,
+        str(models["embedder"]),
+        out=tmp_path / "ray",
+        shard_rows=4,
+        engine="ray",
+        workers=1,
+        progress_seconds=0,
+    )
     assert on_ray["engine"] == "ray"
     np.testing.assert_allclose(
-        all_vectors(Path(on_ray["folder"])), all_vectors(Path(local["folder"])),
-        rtol=0, atol=1e-6,
+        all_vectors(Path(on_ray["folder"])),
+        all_vectors(Path(local["folder"])),
+        rtol=0,
+        atol=1e-6,
+    )
+
+
+TASK_FILE = (
+    Path(__file__).parent / "fixtures" / "kilt_tasks" / "handmade-dev-kilt.jsonl"
+)
+
+
+@pytest.mark.dbt
+def test_sample_embed_dense_equal_sentence_transformers_and_eval(
+    sample_build, tmp_path: Path, models, capsys
+) -> None:
+    """The bundled sample (the shared build, not built again) with the hand-made
+    task's queries: `embed` then `dense` (exact) rank every chunk as
+    encode_query / encode_document and an exact inner product do, and
+    `eval` scores the run (page success_rate@5 worked out here)."""
+    from conftest import copy_build
+
+    copy_build(sample_build, tmp_path)
+    db = tmp_path / "kilt_chunks.duckdb"
+    lines = []
+    for line in TASK_FILE.read_text(encoding="utf-8").splitlines():
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(item, dict) and isinstance(item.get("output"), list):
+            lines.append(item)
+    with duckdb.connect(str(db)) as con:
+        con.execute("delete from kilt_queries")
+        con.executemany(
+            "insert into kilt_queries (task, query_id, input, line_number)"
+            " values ('handmade', ?, ?, ?)",
+            [(str(item["id"]), item["input"], n) for n, item in enumerate(lines)],
+        )
+        texts = [
+            t
+            for (t,) in con.sql(
+                "select title || chr(10) || text from kilt_chunks order by rowid"
+            ).fetchall()
+        ]
+        ids = [
+            c
+            for (c,) in con.sql(
+                "select chunk_id from kilt_chunks order by rowid"
+            ).fetchall()
+        ]
+    model = str(models["embedder"])
+    assert (
+        main(
+            [
+                "embed",
+                "--db",
+                str(db),
+                "--model",
+                model,
+                "--device",
+                "cpu",
+                "--batch-size",
+                "64",
+                "--shard-rows",
+                "2000",
+            ]
+        )
+        == 0
+    )
+    run = tmp_path / "dense.trec"
+    assert (
+        main(
+            [
+                "dense",
+                "--db",
+                str(db),
+                "--task",
+                "handmade",
+                "--model",
+                model,
+                "--k",
+                "20",
+                "--out",
+                str(run),
+            ]
+        )
+        == 0
+    )
+    st = st_model(models["embedder"])
+    docs = st.encode_document(texts, batch_size=64, convert_to_numpy=True)
+    queries = st.encode_query([item["input"] for item in lines], convert_to_numpy=True)
+    ranking = read_run(run).predictions
+    found: dict[str, list[tuple[str, float]]] = {}
+    for line in run.read_text().splitlines():
+        query, _, chunk, _, score, _ = line.split()
+        found.setdefault(query, []).append((chunk, float(score)))
+    row_of = {chunk: row for row, chunk in enumerate(ids)}
+    # sentence-transformers sorts a call's texts by length before batching,
+    # so vectors of the same text differ by float rounding between calls
+    # (shards of 2,000 here, the whole corpus there): equal to 1e-5.
+    tolerance = 1e-5
+    for item, query in zip(lines, queries, strict=True):
+        scores = docs @ query
+        order = sorted(range(len(docs)), key=lambda r: (-scores[r], r))[:20]
+        got = found[str(item["id"])]
+        assert len(got) == 20
+        for rank, (chunk, score) in enumerate(got):
+            assert score == pytest.approx(scores[order[rank]], abs=tolerance)
+            assert score == pytest.approx(scores[row_of[chunk]], abs=tolerance)
+        # Every chunk clearly above the 20th score is in the run, in order.
+        clear = [r for r in order if scores[r] > scores[order[-1]] + tolerance]
+        assert [row_of[c] for c, _ in got[: len(clear)]] == clear or all(
+            abs(scores[a] - scores[b]) < tolerance
+            for a, b in zip(order, [row_of[c] for c, _ in got], strict=True)
+            if a != b
+        )
+    gold = tmp_path / "handmade-dev-kilt.jsonl"
+    gold.write_text("".join(json.dumps(item) + "\n" for item in lines))
+    capsys.readouterr()
+    assert (
+        main(["eval", str(run), "--gold", str(gold), "--db", str(db), "--ks", "1,5,20"])
+        == 0
+    )
+    result = json.loads(Path(f"{run}.eval.json").read_text())
+    assert result["num_queries_in_run"] == len(lines)
+    successes = []
+    for item in lines:
+        pages = list(
+            dict.fromkeys(
+                c.split("_")[0].removeprefix("doc-")
+                for c in ranking[str(item["id"])].ranking
+            )
+        )[:5]
+        sets = [
+            {
+                str(p["wikipedia_id"]).strip()
+                for p in out.get("provenance") or []
+                if p.get("wikipedia_id") is not None
+            }
+            for out in item["output"]
+        ]
+        successes.append(any(s and s <= set(pages) for s in sets))
+    assert result["page"]["measures"]["success_rate@5"] == pytest.approx(
+        sum(successes) / len(lines)
     )

@@ -67,7 +67,9 @@ def encode_queries(model: Any, texts: Sequence[str], batch_size: int = 32) -> An
     import numpy as np
 
     array = model.encode_query(
-        list(texts), batch_size=batch_size, convert_to_numpy=True,
+        list(texts),
+        batch_size=batch_size,
+        convert_to_numpy=True,
         show_progress_bar=False,
     )
     return np.ascontiguousarray(array, dtype=np.float32)
@@ -194,15 +196,16 @@ def build_faiss_index(folder: str | Path, kind: str, *, seed: int = 0) -> dict:
     started = time.perf_counter()
     dim, total = manifest["dimension"], manifest["num_chunks"]
     if kind == "hnsw":
-        index = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+        index: Any = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
         params: dict[str, Any] = {"M": HNSW_M}
     elif kind == "ivfpq":
         nlist = max(1, min(int(4 * math.sqrt(total)), total // 39 or 1))
         m = max(d for d in range(1, min(IVFPQ_BYTES, dim) + 1) if dim % d == 0)
         bits = 8 if total >= 256 * 39 else max(1, int(math.log2(max(2, total // 39))))
         quantizer = faiss.IndexFlatIP(dim)
-        index = faiss.IndexIVFPQ(quantizer, dim, nlist, m, bits,
-                                 faiss.METRIC_INNER_PRODUCT)
+        index = faiss.IndexIVFPQ(
+            quantizer, dim, nlist, m, bits, faiss.METRIC_INNER_PRODUCT
+        )
         rng = np.random.default_rng(seed)
         sample_rows = np.sort(rng.choice(total, min(total, 256 * nlist), replace=False))
         sample = _rows_of(folder, sample_rows)
@@ -284,8 +287,10 @@ def check_vectors(db_path: str | Path, folder: Path, model_sha256: str) -> dict:
     if manifest is None:
         raise RagError(f"{folder}: no vectors; run `kilt-chunks embed` first")
     if not manifest.get("complete"):
-        raise RagError(f"{folder}: the embedding did not finish; run `kilt-chunks"
-                       " embed` again to resume it")
+        raise RagError(
+            f"{folder}: the embedding did not finish; run `kilt-chunks"
+            " embed` again to resume it"
+        )
     with duckdb.connect(str(db_path), read_only=True) as con:
         current = corpus_fingerprint(con)
     if manifest["corpus"] != current:
@@ -380,7 +385,9 @@ def add_parser(commands: Any) -> None:
         "--batch-size", type=int, default=32, help="queries per forward pass"
     )
     parser.add_argument(
-        "--recall-sample", type=int, default=200,
+        "--recall-sample",
+        type=int,
+        default=200,
         help="queries on which an approximate index's recall is measured",
     )
 
@@ -391,16 +398,25 @@ def run(args: argparse.Namespace) -> str:
 
     require_db(args.db)
     queries, hits, info = search_task(
-        args.db, args.task, args.model, k=args.k, vectors_dir=args.vectors,
-        index=args.index, device=args.device, batch_size=args.batch_size,
-        allow_download=args.allow_download, recall_sample=args.recall_sample,
+        args.db,
+        args.task,
+        args.model,
+        k=args.k,
+        vectors_dir=args.vectors,
+        index=args.index,
+        device=args.device,
+        batch_size=args.batch_size,
+        allow_download=args.allow_download,
+        recall_sample=args.recall_sample,
     )
     slug = Path(info["folder"]).name
     out = Path(args.out or Path("runs") / f"dense.{slug}.{args.task}.trec")
     tag = f"dense-{slug}-{args.index}"
     written = write_trec_run(out, [q for q, _ in queries], hits, tag=tag)
-    lines = [f"run {out}: {len(queries):,} queries, {written:,} lines (top"
-             f" {args.k}, tag {tag})"]
+    lines = [
+        f"run {out}: {len(queries):,} queries, {written:,} lines (top"
+        f" {args.k}, tag {tag})"
+    ]
     if "recall_at_k" in info:
         meta = info["index_meta"]
         lines.append(

@@ -68,11 +68,6 @@ def model_description(ref: ModelRef, model: Any) -> dict:
     """What the manifest records of a loaded ``SentenceTransformer``: name,
     revision, SHA-256, dimension, prompts, normalisation (a ``Normalize``
     module), similarity function and maximum sequence length."""
-    try:  # sentence-transformers 6
-        from sentence_transformers.sentence_transformer.modules import Normalize
-    except ImportError:  # 5
-        from sentence_transformers.models import Normalize
-
     return {
         "model": ref.name,
         "model_revision": ref.revision,
@@ -80,7 +75,8 @@ def model_description(ref: ModelRef, model: Any) -> dict:
         "dimension": embedding_dimension(model),
         "prompts": dict(model.prompts),
         "default_prompt_name": model.default_prompt_name,
-        "normalized": any(isinstance(module, Normalize) for module in model),
+        # By name: the module moved in sentence-transformers 6.
+        "normalized": any(type(module).__name__ == "Normalize" for module in model),
         "similarity_fn_name": model.similarity_fn_name,
         "max_seq_length": model.max_seq_length,
     }
@@ -137,9 +133,7 @@ def _shards_from(
         yield index, pending
 
 
-def _prepare(
-    folder: Path, manifest: dict, reembed: bool
-) -> tuple[set[int], bool]:
+def _prepare(folder: Path, manifest: dict, reembed: bool) -> tuple[set[int], bool]:
     """Check the vectors already in ``folder`` against ``manifest``; return
     the shards done and whether they are complete.
 
@@ -274,8 +268,15 @@ def embed(
         else:
             del model  # the workers load their own
             for index, array, nbytes in _embed_ray(
-                db_path, ref, todo, shard_rows, device, batch_size, dtype,
-                ray_address, workers,
+                db_path,
+                ref,
+                todo,
+                shard_rows,
+                device,
+                batch_size,
+                dtype,
+                ray_address,
+                workers,
             ):
                 vectors.write_shard(folder, index, array)
                 embedded += len(array)
@@ -304,8 +305,13 @@ class _ShardEmbedder:
     """A Ray Data actor: one model, shards in, vectors out."""
 
     def __init__(
-        self, ref: ModelRef, device: str, batch_size: int, dtype: str,
-        db_path: str, shard_rows: int,
+        self,
+        ref: ModelRef,
+        device: str,
+        batch_size: int,
+        dtype: str,
+        db_path: str,
+        shard_rows: int,
     ) -> None:
         self.model = load_embedder(ref, device)
         self.batch_size = batch_size
@@ -345,7 +351,9 @@ def _embed_ray(
         import ray
         import ray.data
     except ImportError as exc:
-        raise RagError("--engine ray needs Ray: pip install 'kilt-chunks[rag]'") from exc
+        raise RagError(
+            "--engine ray needs Ray: pip install 'kilt-chunks[rag]'"
+        ) from exc
     started = not ray.is_initialized()
     if started:
         options: dict[str, Any] = {
@@ -408,15 +416,21 @@ def add_parser(commands: Any) -> None:
     add_model_arguments(parser)
     parser.add_argument("--out", help="vector folder (default <db>.vectors/<model>/)")
     parser.add_argument(
-        "--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
+        "--batch-size",
+        type=int,
+        default=DEFAULT_BATCH_SIZE,
         help="chunks per forward pass (default %(default)s)",
     )
     parser.add_argument(
-        "--dtype", choices=DTYPES, default="float32",
+        "--dtype",
+        choices=DTYPES,
+        default="float32",
         help="storage dtype (float16: half the disk; default %(default)s)",
     )
     parser.add_argument(
-        "--shard-rows", type=int, default=vectors.DEFAULT_SHARD_ROWS,
+        "--shard-rows",
+        type=int,
+        default=vectors.DEFAULT_SHARD_ROWS,
         help="chunks per shard, the resume points (default %(default)s)",
     )
     parser.add_argument("--engine", choices=ENGINES, default="local")
@@ -424,7 +438,9 @@ def add_parser(commands: Any) -> None:
         "--ray-address", help="existing Ray cluster (default: a local Ray)"
     )
     parser.add_argument(
-        "--workers", type=int, default=0,
+        "--workers",
+        type=int,
+        default=0,
         help="Ray workers, one model each (0: one per CPU, or per GPU on cuda)",
     )
     parser.add_argument(

@@ -79,11 +79,15 @@ def add_parser(commands: Any) -> None:
     )
     parser.add_argument("runs", nargs="+", help="runs to fuse (TREC format)")
     parser.add_argument(
-        "--k", type=float, default=DEFAULT_RRF_K,
+        "--k",
+        type=float,
+        default=DEFAULT_RRF_K,
         help="the RRF constant (default %(default)s)",
     )
     parser.add_argument(
-        "--top", type=int, default=DEFAULT_TOP,
+        "--top",
+        type=int,
+        default=DEFAULT_TOP,
         help="chunks per query written (default %(default)s)",
     )
     parser.add_argument("--out", required=True, help="TREC run to write")

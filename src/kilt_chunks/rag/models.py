@@ -142,9 +142,7 @@ def resolve_model(name: str, *, allow_download: bool = False) -> ModelRef:
         from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
 
         try:
-            path = Path(
-                snapshot_download(name, local_files_only=not allow_download)
-            )
+            path = Path(snapshot_download(name, local_files_only=not allow_download))
         except (LocalEntryNotFoundError, HFValidationError, OSError) as exc:
             where = os.environ.get("HF_HUB_CACHE") or os.environ.get("HF_HOME")
             raise RagError(
@@ -182,12 +180,17 @@ def resolve_device(device: str) -> str:
 def _torch_dtype(dtype: str | None) -> Any:
     import torch
 
-    return {None: None, "float32": torch.float32, "float16": torch.float16,
-            "bfloat16": torch.bfloat16}[dtype]
+    return {
+        None: None,
+        "float32": torch.float32,
+        "float16": torch.float16,
+        "bfloat16": torch.bfloat16,
+    }[dtype]
 
 
-def load_embedder(ref: ModelRef, device: str = "cpu", *, model_dtype: str | None = None
-                  ) -> Any:
+def load_embedder(
+    ref: ModelRef, device: str = "cpu", *, model_dtype: str | None = None
+) -> Any:
     """The ``SentenceTransformer`` of ``ref`` on ``device``, from local files
     only. Prompts from :data:`KNOWN_PROMPTS` are added when the model's
     configuration has no ``query``/``document`` prompt.
@@ -206,7 +209,9 @@ def load_embedder(ref: ModelRef, device: str = "cpu", *, model_dtype: str | None
         kwargs["model_kwargs"] = {"torch_dtype": _torch_dtype(model_dtype)}
     try:
         model = SentenceTransformer(
-            str(ref.path), device=resolve_device(device), local_files_only=True,
+            str(ref.path),
+            device=resolve_device(device),
+            local_files_only=True,
             **kwargs,
         )
     except (OSError, ValueError) as exc:

@@ -145,29 +145,37 @@ def rerank(
     ref = resolve_model(model_name, allow_download=allow_download)
     passages = chunk_texts(db_path, [c for ids in ranking.values() for c in ids])
     order = [q for q in texts if q in ranking]
-    keys = {
-        (q, c): pair_key(texts[q], passages[c]) for q in order for c in ranking[q]
-    }
+    keys = {(q, c): pair_key(texts[q], passages[c]) for q in order for c in ranking[q]}
     store = _Cache(Path(cache or f"{db_path}.rerank-cache.sqlite"), ref.sha256)
     try:
         scores = store.get(sorted(set(keys.values())))
-        todo = sorted({(texts[q], passages[c], key) for (q, c), key in keys.items()
-                       if key not in scores})
+        todo = sorted(
+            {
+                (texts[q], passages[c], key)
+                for (q, c), key in keys.items()
+                if key not in scores
+            }
+        )
         if todo:
             model = load_cross_encoder(ref, device)
             predicted = model.predict(
                 [(query, passage) for query, passage, _ in todo],
-                batch_size=batch_size, convert_to_numpy=True,
+                batch_size=batch_size,
+                convert_to_numpy=True,
                 show_progress_bar=False,
             )
-            new = {key: float(s) for (_, _, key), s in zip(todo, predicted, strict=True)}
+            new = {
+                key: float(s) for (_, _, key), s in zip(todo, predicted, strict=True)
+            }
             store.put(new)
             scores.update(new)
     finally:
         store.close()
     hits = []
     for q in order:
-        rescored = [(c, scores[keys[(q, c)]], rank) for rank, c in enumerate(ranking[q])]
+        rescored = [
+            (c, scores[keys[(q, c)]], rank) for rank, c in enumerate(ranking[q])
+        ]
         rescored.sort(key=lambda item: (-item[1], item[2]))
         hits.append([(c, s) for c, s, _ in rescored[: k or top]])
     info = {"pairs": len(keys), "scored": len(todo), "cached": len(keys) - len(todo)}
@@ -189,10 +197,14 @@ def add_parser(commands: Any) -> None:
     add_model_arguments(parser)
     parser.add_argument("--task", required=True, help="the run's task")
     parser.add_argument(
-        "--top", type=int, default=DEFAULT_TOP,
+        "--top",
+        type=int,
+        default=DEFAULT_TOP,
         help="chunks per query rescored (default %(default)s)",
     )
-    parser.add_argument("--k", type=int, help="chunks per query written (default --top)")
+    parser.add_argument(
+        "--k", type=int, help="chunks per query written (default --top)"
+    )
     parser.add_argument("--out", required=True, help="TREC run to write")
     parser.add_argument("--batch-size", type=int, default=32, help="pairs per batch")
     parser.add_argument(
@@ -206,8 +218,15 @@ def run(args: argparse.Namespace) -> str:
 
     require_db(args.db)
     queries, hits, info = rerank(
-        args.db, args.run, args.task, args.model, top=args.top, k=args.k,
-        device=args.device, batch_size=args.batch_size, cache=args.cache,
+        args.db,
+        args.run,
+        args.task,
+        args.model,
+        top=args.top,
+        k=args.k,
+        device=args.device,
+        batch_size=args.batch_size,
+        cache=args.cache,
         allow_download=args.allow_download,
     )
     slug = Path(args.model.rstrip("/")).name

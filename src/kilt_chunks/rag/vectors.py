@@ -53,8 +53,17 @@ VECTOR_FORMAT = 1
 DEFAULT_SHARD_ROWS = 65_536
 #: Manifest keys that describe a run, not the vectors (left out of identity).
 RUN_KEYS = frozenset(
-    {"complete", "embed_seconds", "engine", "device", "batch_size", "resumed_from",
-     "chunks_per_second", "vector_bytes", "model_path"}
+    {
+        "complete",
+        "embed_seconds",
+        "engine",
+        "device",
+        "batch_size",
+        "resumed_from",
+        "chunks_per_second",
+        "vector_bytes",
+        "model_path",
+    }
 )
 
 
@@ -136,8 +145,9 @@ def shards_done(folder: Path, manifest: dict) -> set[int]:
             continue
         rows = min(size, total - index * size)
         array = np.load(path, mmap_mode="r", allow_pickle=False)
-        if array.shape != (rows, manifest["dimension"]) or str(array.dtype) != (
-            manifest["dtype"]
+        if (
+            array.shape != (rows, manifest["dimension"])
+            or str(array.dtype) != (manifest["dtype"])
         ):
             raise RagError(
                 f"{path}: shape {array.shape} {array.dtype}, the manifest says"
@@ -169,6 +179,7 @@ def iter_shards(folder: str | Path) -> Iterator[tuple[int, Any]]:
         )
     size = manifest["shard_rows"]
     for index in range(-(-manifest["num_chunks"] // size)):
-        yield index * size, np.load(
-            shard_path(folder, index), mmap_mode="r", allow_pickle=False
+        yield (
+            index * size,
+            np.load(shard_path(folder, index), mmap_mode="r", allow_pickle=False),
         )
