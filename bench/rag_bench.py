@@ -12,7 +12,8 @@ The first ``--chunks`` chunks of the build (``title + "\\n" + text``, as
 ``--threads`` threads (one core by default, so the figure is per core), after
 a warm-up batch; one JSON line is printed: chunks/s, chunks/s per thread,
 the model's tokens per chunk (its own tokenizer, after truncation to its
-``max_seq_length``), dimension, bytes per chunk in float32 and float16, and
+``max_seq_length``, and without), dimension, bytes per chunk in float32
+and float16, and
 the machine's load average (the machine is shared: a busy machine gives a
 lower rate). ``bench/RESULTS_RAG.md`` holds the figures and the projections.
 """
@@ -59,6 +60,7 @@ def main() -> None:
     tokens = model.tokenizer(texts, truncation=True, max_length=model.max_seq_length)[
         "input_ids"
     ]
+    whole = model.tokenizer(texts, truncation=False)["input_ids"]
     dim = embedding_dimension(model)
     print(
         json.dumps(
@@ -73,6 +75,12 @@ def main() -> None:
                     len(texts) / seconds / args.threads, 1
                 ),
                 "tokens_per_chunk": round(sum(map(len, tokens)) / len(tokens), 1),
+                "tokens_per_chunk_untruncated": round(
+                    sum(map(len, whole)) / len(whole), 1
+                ),
+                "share_over_max_seq_length": round(
+                    sum(len(t) > model.max_seq_length for t in whole) / len(whole), 4
+                ),
                 "max_seq_length": model.max_seq_length,
                 "dimension": dim,
                 "bytes_per_chunk_float32": 4 * dim,
