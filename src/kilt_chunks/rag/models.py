@@ -93,10 +93,14 @@ class ModelRef:
     @property
     def slug(self) -> str:
         """A folder name for this model (``BAAI/bge-large-en-v1.5`` ->
-        ``BAAI--bge-large-en-v1.5``; a folder gives its last part)."""
+        ``BAAI--bge-large-en-v1.5``; a folder gives its last part, or its
+        parent's when it is called ``model``)."""
         base = self.name.rstrip("/")
         if Path(base).is_dir():
-            base = Path(base).resolve().name
+            folder = Path(base).resolve()
+            # A package's bundled "model" folder: name it by the package.
+            generic = folder.name.lower() in {"model", "models", "weights"}
+            base = folder.parent.name if generic else folder.name
         return re.sub(r"[^A-Za-z0-9._-]+", "--", base.replace("/", "--"))
 
 
