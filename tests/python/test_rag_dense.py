@@ -253,6 +253,14 @@ def test_killed_embed_resumes_to_the_same_vectors(
     np.testing.assert_array_equal(
         all_vectors(folder), all_vectors(Path(whole["folder"]))
     )
+    # Killed after its last shard, before the manifest said complete: the
+    # next run writes nothing and finishes.
+    manifest = vectors.read_manifest(folder)
+    vectors.write_manifest(folder, {**manifest, "complete": False})
+    finished = embed.embed(
+        db, str(models["embedder"]), out=folder, shard_rows=3, progress_seconds=0
+    )
+    assert finished["complete"] and finished["resumed_from"] == 4
 
 
 def test_other_model_or_build_is_refused_never_mixed(tmp_path: Path, models) -> None:

@@ -257,7 +257,9 @@ def embed(
     )
     embedded = 0
     try:
-        if engine == "local":
+        if not todo:
+            pass  # every shard on disk (killed before the manifest was done)
+        elif engine == "local":
             for index, texts in _shards_from(db_path, min(todo), shard_rows):
                 if index in done:
                     continue
