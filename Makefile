@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # Extra dbt variables, e.g. make build VARS='{kilt_path: /data/kilt_knowledgesource.json}'
 VARS ?= {}
 
-.PHONY: setup setup-dev demo build summary stats test test-fast lint bench bench-full clean demo-dump bench-dump
+.PHONY: setup setup-dev rag-install demo build summary stats test test-fast lint bench bench-full clean demo-dump bench-dump
 
 # What running the pipeline needs (make demo, build, summary, stats).
 $(VENV)/.installed: pyproject.toml
@@ -18,11 +18,21 @@ $(VENV)/.installed: pyproject.toml
 # DuckDB CLI): make test, test-fast, lint, bench.
 $(VENV)/.dev-installed: $(VENV)/.installed
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(MAKE) rag-install
 	touch $@
 
 setup: $(VENV)/.installed
 
 setup-dev: $(VENV)/.dev-installed
+
+# The rag extra (kilt-chunks embed, dense, rerank, fuse; docs/rag.md). torch is
+# pinned to the CPU wheel this machine keeps on disk, installed first so the
+# extra's range (torch>=2.4) is already met and no CUDA build is downloaded.
+TORCH ?= torch==2.13.0
+
+rag-install:
+	$(BIN)/python -m pip install --quiet '$(TORCH)'
+	$(BIN)/python -m pip install --quiet -e '.[rag]'
 
 demo build: setup
 	$(BIN)/dbt build --project-dir . --profiles-dir . --vars '$(VARS)'
@@ -42,9 +52,9 @@ PYTEST_WORKERS ?= 2
 test: setup-dev
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=15
 
-# The inner loop: every test that does not run dbt (about a minute).
+# The inner loop: every test that runs neither dbt nor a model (about a minute).
 test-fast: setup-dev
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=15 -m "not dbt"
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=15 -m "not dbt and not rag"
 
 lint: setup-dev
 	$(BIN)/ruff check src tests bench python_models

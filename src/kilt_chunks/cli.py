@@ -24,6 +24,11 @@ from kilt_chunks.dump.command import add_dump_commands, run_dump_command
 from kilt_chunks.evaluation import DEFAULT_KS, EvaluationError
 from kilt_chunks.export import CARD_FILE, EXPORT_TABLES, config_files
 from kilt_chunks.reanchor import command as reanchor_command
+from kilt_chunks.rag import dense, embed, fuse, rerank
+from kilt_chunks.rag.models import RagError
+
+#: The RAG commands: module with add_parser(commands) and run(args) -> str.
+RAG_COMMANDS = {"embed": embed, "dense": dense, "rerank": rerank, "fuse": fuse}
 
 __all__ = [
     "DEFAULT_DB",
@@ -529,12 +534,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     add_dump_commands(commands)  # from-dump, compare-pages
     reanchor_command.add_parser(commands)
+    for module in RAG_COMMANDS.values():
+        module.add_parser(commands)
     args = parser.parse_args(argv)
     try:
         if args.command in DUMP_COMMANDS:
             print(run_dump_command(args))
         elif args.command == reanchor_command.COMMAND:
             print(reanchor_command.run(args))
+        elif args.command in RAG_COMMANDS:
+            print(RAG_COMMANDS[args.command].run(args))
         elif args.command == "summary":
             print(build_summary(args.db))
         elif args.command == "bm25":
@@ -568,6 +577,7 @@ def main(argv: list[str] | None = None) -> int:
         DumpBuildError,
         ValueError,
         NoBuildError,
+        RagError,
     ) as exc:
         print(f"kilt-chunks: {exc}", file=sys.stderr)
         return 1
