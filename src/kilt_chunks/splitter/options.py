@@ -202,7 +202,11 @@ def describe_tokenizer(tokenizer: str) -> str:
 
 def tokenizer_problem(tokenizer: object) -> str | None:
     """What is wrong with a ``tokenizer`` setting, or None (the settings
-    check; cheap: a file is checked to exist, a tiktoken name to be one)."""
+    check, before anything is read): the tokenizer is loaded as the chunking
+    will load it (:func:`tokenizer_function`: a ``tokenizer.json`` must parse,
+    a tiktoken encoding must be in the local cache), so a broken file stops
+    the build here in one line, not after the input is loaded and sectioned.
+    Cheap after the first call (cached)."""
     if not isinstance(tokenizer, str) or not tokenizer:
         return "must be a tiktoken encoding name or a tokenizer.json path"
     if tokenizer == DEFAULT_TOKENIZER:
@@ -210,10 +214,18 @@ def tokenizer_problem(tokenizer: object) -> str | None:
     if is_tokenizer_file(tokenizer):
         if not os.path.isfile(os.path.expanduser(tokenizer)):
             return "no such tokenizer.json file"
+        try:
+            tokenizer_function(os.path.expanduser(tokenizer))
+        except ValueError as exc:
+            return " ".join(str(exc).split())
         return None
     import tiktoken
 
     if tokenizer not in tiktoken.list_encoding_names():
         known = ", ".join(sorted(tiktoken.list_encoding_names()))
         return f"is neither a tiktoken encoding ({known}) nor a tokenizer.json path"
+    try:
+        load_tiktoken_encoding(tokenizer)
+    except ValueError as exc:
+        return str(exc)
     return None
