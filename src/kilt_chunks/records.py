@@ -11,8 +11,9 @@ tag:stats+`` computes with the values its tables were made with; a rebuild of
 the chunking keeps every recorded setting it is not given
 (:meth:`~kilt_chunks.chunking_settings.ChunkingSettings.for_build`). The
 ``on-run-start`` hook ``check_database_records`` stops a build where a
-value given with ``--vars`` contradicts a value recorded by a model that this build does not rebuild (:func:`recorded_settings_problems`);
-rebuilding that model (``--select int_sections_chunked+``) records the new
+value given with ``--vars`` contradicts a value recorded by a model that
+this build does not rebuild (:func:`recorded_settings_problems`); rebuilding
+that model (``--select int_sections_chunked+``) records the new
 values.
 
 **Export ownership.** An export folder belongs to one database: the export
