@@ -177,13 +177,15 @@ def settings_problems(given: Mapping[str, Any], values: Mapping[str, Any]) -> li
             )
     chunking = ChunkingSettings.names()
     for name, check in KNOWN_VARIABLES.items():
+        if name == chunking[0]:
+            # The chunking settings together, in their place: each field's
+            # check, then the checks across them (chunk_overlap below
+            # chunk_size).
+            problems += ChunkingSettings.problems(values)
         if name in values and name not in chunking:
             problem = check(values[name])
             if problem is not None:
                 problems.append(f"{name} = {values[name]!r}: {problem}")
-    # The chunking settings together: each field's check, then the checks
-    # across them (chunk_overlap below chunk_size).
-    problems += ChunkingSettings.problems(values)
     return problems
 
 

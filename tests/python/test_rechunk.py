@@ -106,9 +106,47 @@ def test_rechunk_records_the_settings_it_ran(rechunked: Build) -> None:
 
     summary = build_summary(str(rechunked.db_path))
     assert (
-        f"chunk_size {size}, chunk_overlap {overlap}; tokens: tiktoken cl100k_base"
-        " (allowed_special=all), fast counting)"
+        f"(splitter fast, chunk_size {size}, chunk_overlap {overlap}, tokenizer"
+        " tiktoken cl100k_base (allowed_special=all); fast counting)"
     ) in summary.splitlines()[0]
+
+
+def test_a_rebuild_keeps_the_recorded_settings_it_is_not_given(
+    rechunked: Build, tmp_path: Path
+) -> None:
+    """Issue 31 item 9: rebuilding the chunking of a database chunked with
+    chunk_overlap 32, given only another tokenizer, chunked with overlap 0
+    (the project's default) without a word. A remembered setting is
+    remembered whole: the recorded overlap is kept, and the build says so."""
+    copy_build(rechunked, tmp_path)
+    variables = readme_rechunk_vars()
+    build = run_dbt_build(
+        tmp_path,
+        SAMPLE_JSONL,
+        select="int_sections_chunked kilt_build_info",
+        extra_vars={"tokenizer": "o200k_base", "keep_scratch": True},
+        data_tests=False,
+    )
+    (row,) = build.query(
+        "select chunk_size, chunk_overlap, tokenizer from kilt_build_info"
+    )
+    assert row == (
+        str(variables["chunk_size"]),
+        str(variables["chunk_overlap"]),
+        "tiktoken o200k_base (allowed_special=all)",
+    )
+    assert (
+        f"int_sections_chunked: chunk_overlap = {variables['chunk_overlap']}, as"
+        " the database's chunks were built (not the project's 0)"
+    ) in build.output
+    recorded = dict(
+        build.query(
+            "select setting, value from kilt_build_settings"
+            " where model = 'int_sections_chunked'"
+        )
+    )
+    assert recorded["chunk_overlap"] == str(variables["chunk_overlap"])
+    assert recorded["tokenizer"] == '"o200k_base"'
 
 
 def test_rechunked_chunks_are_the_splitters_with_exact_spans(rechunked: Build) -> None:

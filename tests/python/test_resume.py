@@ -26,6 +26,7 @@ from conftest import (
     dbt_env,
     run_dbt_build,
 )
+from kilt_chunks.chunking_settings import DEFAULT_CHUNKING
 
 ORDERED = "select * from kilt_chunks order by chunk_id"
 TOTAL_CHUNKS = SAMPLE.chunks
@@ -323,7 +324,7 @@ def test_changed_page_id_alone_changes_the_fingerprint() -> None:
                 f"select 1::bigint as page_order, '{page_id}'::varchar as wikipedia_id,"
                 " 0::integer as section_order, 'Same text.'::varchar as section_text"
             )
-            fingerprints.append(sections_fingerprint(sections, "fast", 256))
+            fingerprints.append(sections_fingerprint(sections, DEFAULT_CHUNKING))
         assert fingerprints[0][1:] == fingerprints[1][1:] == (1, 10)
         assert fingerprints[0][0] != fingerprints[1][0]
 
@@ -374,7 +375,7 @@ def test_sections_swapping_texts_change_the_fingerprint() -> None:
                 " c2::integer as section_order, c3 as section_text"
                 f" from (values {values}) t(c0, c1, c2, c3)"
             )
-            return sections_fingerprint(sections, "fast", 256)
+            return sections_fingerprint(sections, DEFAULT_CHUNKING)
 
     base = fingerprint([(1, "7", 0, "Lead one."), (1, "7", 1, "Second part.")])
     within_page = fingerprint([(1, "7", 0, "Second part."), (1, "7", 1, "Lead one.")])
