@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
+from kilt_chunks.defaults import DEFAULT_TOKENIZER
 from kilt_chunks.export import (
     CARD_FILE,
     DATA_DIR,
@@ -196,6 +197,7 @@ def _write_export(
         *figure_rows,
         partial / FIGURES_DIR,
         chunk_size=int(info["chunk_size"]) if "chunk_size" in info else None,
+        tokenizer=info.get("tokenizer", DEFAULT_TOKENIZER),
     )
     card = dataset_card(
         exported,

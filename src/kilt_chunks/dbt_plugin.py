@@ -154,6 +154,13 @@ def _settings_names_sql() -> str:
     return ",".join(KNOWN_VARIABLES)
 
 
+def _tokenizer_label_sql(tokenizer: str) -> str:
+    # Imported here: the splitter package is loaded only when a model asks.
+    from kilt_chunks.splitter.options import tokenizer_label
+
+    return tokenizer_label(tokenizer)
+
+
 #: SQL function ``kilt_watch_sql_progress(seconds) -> seconds`` that the
 #: on-run-start hook (macro ``watch_sql_progress``) calls with
 #: ``var('progress_seconds')``: from then on, SQL queries running longer report
@@ -177,6 +184,8 @@ _SQL_FUNCTIONS = (
     # kilt_chunks.records: the hook check_database_records.
     ("kilt_recorded_settings_problems", recorded_settings_problems_json, 3, False),
     ("kilt_export_owner_problem", export_owner_problem_sql, 2, False),
+    # The tokenizer's short name in kilt_corpus_stats (its "tokens" row).
+    ("kilt_tokenizer_label", _tokenizer_label_sql, 1, False),
 )
 
 

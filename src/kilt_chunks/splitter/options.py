@@ -39,6 +39,7 @@ __all__ = [
     "describe_tokenizer",
     "is_tokenizer_file",
     "load_tiktoken_encoding",
+    "tokenizer_label",
     "tokenizer_function",
     "tokenizer_problem",
 ]
@@ -198,6 +199,27 @@ def describe_tokenizer(tokenizer: str) -> str:
         digest = _file_digest(path) if os.path.isfile(path) else "missing"
         return f"tokenizers file {path} sha256:{digest} (no special tokens)"
     return f"tiktoken {tokenizer} (allowed_special=all)"
+
+
+def tokenizer_label(tokenizer: str) -> str:
+    """A short name of a tokenizer for titles and table rows: the tiktoken
+    encoding (``"o200k_base"``), or a ``tokenizer.json`` as its folder and
+    file name (``"bge-small-en/tokenizer.json"``, the folder usually naming
+    the model).
+
+    Args:
+        tokenizer: The setting (a name or a path) or its
+            :func:`describe_tokenizer` text (as ``kilt_build_info`` holds it).
+    """
+    text = tokenizer.strip()
+    if text.startswith("tiktoken "):
+        return text.split()[1]
+    if text.startswith("tokenizers file "):
+        text = text.removeprefix("tokenizers file ").rsplit(" sha256:", 1)[0]
+    elif not is_tokenizer_file(text):
+        return text
+    parts = text.replace("\\", "/").rstrip("/").split("/")
+    return "/".join(part for part in parts[-2:] if part)
 
 
 def tokenizer_problem(tokenizer: object) -> str | None:
