@@ -117,13 +117,15 @@ def test_a_rebuild_keeps_the_recorded_settings_it_is_not_given(
     """Issue 31 item 9: rebuilding the chunking of a database chunked with
     chunk_overlap 32, given only another tokenizer, chunked with overlap 0
     (the project's default) without a word. A remembered setting is
-    remembered whole: the recorded overlap is kept, and the build says so."""
+    remembered whole: the recorded overlap is kept, and the build says so.
+    Issue 31 item 10: the statistics, the card's tables and the figure title
+    said cl100k_base whatever the tokenizer; they name it now."""
     copy_build(rechunked, tmp_path)
     variables = readme_rechunk_vars()
     build = run_dbt_build(
         tmp_path,
         SAMPLE_JSONL,
-        select="int_sections_chunked kilt_build_info",
+        select="int_sections_chunked+",
         extra_vars={"tokenizer": "o200k_base", "keep_scratch": True},
         data_tests=False,
     )
@@ -147,6 +149,14 @@ def test_a_rebuild_keeps_the_recorded_settings_it_is_not_given(
     )
     assert recorded["chunk_overlap"] == str(variables["chunk_overlap"])
     assert recorded["tokenizer"] == '"o200k_base"'
+    from kilt_chunks.cli import corpus_stats
+
+    stats = corpus_stats(str(build.db_path))
+    assert "o200k_base tokens over all chunks" in stats
+    card = (build.export_dir / "README.md").read_text("utf-8")
+    assert "o200k_base tokens over all chunks" in card
+    assert "![Tokens per chunk (o200k_base), buckets of 8 tokens]" in card
+    assert "cl100k_base tokens" not in card + stats
 
 
 def test_rechunked_chunks_are_the_splitters_with_exact_spans(rechunked: Build) -> None:
