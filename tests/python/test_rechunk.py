@@ -5,6 +5,7 @@ and tokenizer, without reading the input, and records the settings it ran."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -119,16 +120,38 @@ def test_a_rebuild_keeps_the_recorded_settings_it_is_not_given(
     (the project's default) without a word. A remembered setting is
     remembered whole: the recorded overlap is kept, and the build says so.
     Issue 31 item 10: the statistics, the card's tables and the figure title
-    said cl100k_base whatever the tokenizer; they name it now."""
+    said cl100k_base whatever the tokenizer; they name it now. And the
+    rebuild reads no task file (no kilt_tasks): the task files and query
+    configs of the export go, and the build says so (item 9)."""
+    import shutil
+
+    from kilt_chunks.export import OWNER_FILE
+
     copy_build(rechunked, tmp_path)
+    # The rechunked build's export (with its task configs and qrels), as
+    # this copy's own.
+    shutil.copytree(rechunked.export_dir, tmp_path / "exports")
+    owner = json.loads((tmp_path / "exports" / OWNER_FILE).read_text())
+    owner["database"] = os.path.realpath(tmp_path / "kilt_chunks.duckdb")
+    (tmp_path / "exports" / OWNER_FILE).write_text(json.dumps(owner))
     variables = readme_rechunk_vars()
     build = run_dbt_build(
         tmp_path,
         SAMPLE_JSONL,
-        select="int_sections_chunked+",
+        select="int_sections_chunked+ int_task_lines_read+",
         extra_vars={"tokenizer": "o200k_base", "keep_scratch": True},
         data_tests=False,
     )
+    qrels = os.path.realpath(tmp_path / "exports" / "qrels")
+    assert (
+        "WARNING: kilt_provenance_qrels: removes 5 evaluation files of tasks this"
+        f" build did not read from {qrels}: handmade-dev-kilt.graded.qrels,"
+    ) in build.output
+    assert (
+        "WARNING: export: the configs qrels_chunks, qrels_pages, queries of the"
+        " previous export"
+    ) in build.output
+    assert not list((tmp_path / "exports" / "qrels").glob("handmade*"))
     (row,) = build.query(
         "select chunk_size, chunk_overlap, tokenizer from kilt_build_info"
     )
