@@ -18,8 +18,8 @@ database recorded), passed whole to the chunking workers and
 
 A new chunking setting is then its dbt variable (``dbt_project.yml``), its
 field here, its line in the model config of ``int_sections_chunked``
-(``python_models/intermediate/_chunking__models.yml``), the code that uses it
-(the splitter) and its row in ``docs/settings.md``;
+(``python_models/intermediate/_intermediate_python__models.yml``), the code
+that uses it (the splitter) and its row in ``docs/settings.md``;
 ``tests/python/test_chunking_settings.py`` fails when one of the stores above
 does not follow the fields.
 """

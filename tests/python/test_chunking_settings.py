@@ -72,7 +72,9 @@ def test_the_project_vars_and_the_model_config_name_every_field() -> None:
     project = yaml.safe_load((ROOT / "dbt_project.yml").read_text("utf-8"))
     assert {n: project["vars"][n] for n in FIELDS} == DEFAULT_CHUNKING.model_dump()
     models = yaml.safe_load(
-        (ROOT / "python_models/intermediate/_chunking__models.yml").read_text("utf-8")
+        (
+            ROOT / "python_models" / "intermediate" / "_intermediate_python__models.yml"
+        ).read_text("utf-8")
     )
     (model,) = [m for m in models["models"] if m["name"] == "int_sections_chunked"]
     assert model["config"]["chunking"] == {n: f"{{{{ var('{n}') }}}}" for n in FIELDS}
