@@ -462,6 +462,15 @@ def test_memory_floor_problem_names_the_variable_and_a_limit_that_passes() -> No
     assert problem is not None
     assert "KILT_CHUNKS_MEMORY_LIMIT (488 MiB) is below the 584 MiB" in problem
     assert "set KILT_CHUNKS_MEMORY_LIMIT=1GiB or more" in problem
+    assert not problem.endswith("the machine is small for this input")
+    # Issue 31 item 16: at the default limit (a share of the machine's
+    # memory), the stop says the machine is what is too small.
+    default = memory_floor_problem(58_300_000, 512 * 10**6, default_limit=True)
+    assert default is not None and default.startswith(problem)
+    assert default.endswith(
+        "; KILT_CHUNKS_MEMORY_LIMIT is unset, so the limit was half of this"
+        " machine's memory: the machine is small for this input"
+    )
 
 
 @pytest.mark.parametrize("floor_mib", [1, 300, 498, 512, 513, 1000, 5000])
