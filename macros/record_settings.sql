@@ -1,9 +1,10 @@
-{% macro record_settings(names) -%}
-    {#- post-hook of a model whose table depends on settings (dbt_project.yml
-        lists them): replaces the model's rows of kilt_build_settings with the
-        values this run built it with, one row per setting (value as JSON).
-        Later partial builds read them (recorded_setting) and are checked
-        against them (check_database_records); kilt_chunks.records. -#}
+{% macro record_settings(values) -%}
+    {#- post-hook of a model whose table depends on settings: replaces the
+        model's rows of kilt_build_settings with `values` (setting -> value),
+        the values this run built it with, one row per setting (value as
+        JSON). Later builds read them (recorded_setting, and the chunking's
+        ChunkingSettings.for_build) and are checked against them
+        (check_database_records); kilt_chunks.records. -#}
     {%- set table = adapter.quote(target.database) ~ '.' ~ adapter.quote(target.schema)
         ~ '.kilt_build_settings' -%}
     create table if not exists {{ table }} (
@@ -11,12 +12,31 @@
         recorded_at timestamptz
     );
     delete from {{ table }} where model = '{{ this.identifier }}';
+    {% if values -%}
     insert into {{ table }} values
-    {%- for name in names %}
+    {%- for name, value in values.items() %}
         ('{{ this.identifier }}', '{{ name }}',
-            '{{ tojson(var(name)) | replace("'", "''") }}', '{{ invocation_id }}', now())
+            '{{ tojson(value) | replace("'", "''") }}', '{{ invocation_id }}', now())
         {{- "," if not loop.last }}
     {%- endfor %}
+    {%- endif %}
+{%- endmacro %}
+
+
+{% macro record_chunking_settings() -%}
+    {#- post-hook of int_sections_chunked: records the settings the chunking
+        ran with, every field of kilt_chunks' ChunkingSettings, as the
+        checkpoint's state holds them (kilt_chunking_state.settings, JSON),
+        so nothing lists the settings here. -#}
+    {%- set values = {} -%}
+    {%- if execute -%}
+        {%- set found = run_query(
+            "select settings from " ~ adapter.quote(target.database) ~ "."
+            ~ adapter.quote(target.schema) ~ ".kilt_chunking_state"
+        ) -%}
+        {%- set values = fromjson(found.columns[0].values()[0]) -%}
+    {%- endif -%}
+    {{ record_settings(values) }}
 {%- endmacro %}
 
 

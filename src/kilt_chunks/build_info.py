@@ -8,12 +8,9 @@ from importlib.metadata import version
 
 import pyarrow as pa
 
+from kilt_chunks.chunking_settings import ChunkingSettings
+from kilt_chunks.defaults import DEFAULT_TOKENIZER
 from kilt_chunks.settings import project_path
-from kilt_chunks.splitter.options import (
-    DEFAULT_CHUNK_OVERLAP,
-    DEFAULT_TOKENIZER,
-    describe_tokenizer,
-)
 
 __all__ = [
     "RECORDED_PACKAGES",
@@ -34,32 +31,25 @@ RECORDED_PACKAGES = (
 
 
 def build_info(
-    kilt_path: str,
-    splitter: str,
-    chunk_size: int,
-    export_dir: str = "",
-    chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
-    tokenizer: str = DEFAULT_TOKENIZER,
+    kilt_path: str, settings: ChunkingSettings, export_dir: str = ""
 ) -> dict[str, str]:
     """Describe a build as string key/value pairs (Parquet metadata friendly).
 
     Args:
         kilt_path: The input the build read (recorded as an absolute path,
             or the ``hf://`` name).
-        splitter: ``"fast"`` or ``"llama_index"``.
-        chunk_size: Max chunk length in tokens.
+        settings: The chunking settings the chunks were built with.
         export_dir: Folder of the export ("" when disabled; recorded as an
             absolute path).
-        chunk_overlap: Tokens of overlap the chunking ran with.
-        tokenizer: The tokenizer setting the chunking ran with (a name, or a
-            ``tokenizer.json`` path, resolved against the project folder).
 
     Returns:
-        Keys ``kilt_path``, ``export_dir``, ``splitter``, ``chunk_size``,
-        ``chunk_overlap``, ``tokenizer`` (how tokens were counted:
-        :func:`~kilt_chunks.splitter.options.describe_tokenizer`),
-        ``token_counting`` (the fast splitter's path: ``fast`` for
-        ``cl100k_base``, else ``generic``; ``stock`` for the stock splitter)
+        Keys ``kilt_path``, ``export_dir``, then every field of
+        :class:`~kilt_chunks.chunking_settings.ChunkingSettings` as
+        :meth:`~kilt_chunks.chunking_settings.ChunkingSettings.described`
+        gives it (``splitter``, ``chunk_size``, ``chunk_overlap``,
+        ``tokenizer``: how tokens were counted), ``token_counting`` (the
+        fast splitter's path: ``fast`` for ``cl100k_base``, else
+        ``generic``; ``stock`` for the stock splitter)
         and ``<package>_version`` for each of :data:`RECORDED_PACKAGES`
         (dashes as underscores).
     """
@@ -74,14 +64,11 @@ def build_info(
         "export_dir": os.path.abspath(os.path.expanduser(export_dir))
         if export_dir
         else "",
-        "splitter": splitter,
-        "chunk_size": str(chunk_size),
-        "chunk_overlap": str(chunk_overlap),
-        "tokenizer": describe_tokenizer(tokenizer),
+        **settings.described(),
         "token_counting": "stock"
-        if splitter != "fast"
+        if settings.splitter != "fast"
         else "fast"
-        if tokenizer == DEFAULT_TOKENIZER
+        if settings.tokenizer == DEFAULT_TOKENIZER
         else "generic",
     }
     for package in RECORDED_PACKAGES:

@@ -21,8 +21,9 @@ from datasets.splits import SplitDict, SplitInfo
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
+from kilt_chunks.defaults import DEFAULT_TOKENIZER
 from kilt_chunks.export import DATA_DIR, SPLIT, ExportedConfig
-from kilt_chunks.figures import FIGURES
+from kilt_chunks.figures import FIGURES, figure_captions
 
 __all__ = [
     "KILT_SOURCE_DATASET",
@@ -278,7 +279,12 @@ def dataset_card(
         }
         for config in exported
     ]
-    captions = {f"figures/{name}.png": caption for name, caption in FIGURES.items()}
+    captions = {
+        f"figures/{name}.png": caption
+        for name, caption in figure_captions(
+            build_info.get("tokenizer", DEFAULT_TOKENIZER)
+        ).items()
+    }
     template = (
         files("kilt_chunks")
         .joinpath("templates")

@@ -25,19 +25,10 @@ import duckdb
 import pyarrow as pa
 
 from kilt_chunks.build_info import RECORDED_PACKAGES
+from kilt_chunks.chunking_settings import DEFAULT_CHUNKING, ChunkingSettings
 from kilt_chunks.database import memory_limit_at_most, table_exists
-from kilt_chunks.defaults import (
-    DEFAULT_BATCH_SIZE,
-    DEFAULT_SPLITTER,
-    DEFAULT_WORKERS,
-)
+from kilt_chunks.defaults import DEFAULT_BATCH_SIZE, DEFAULT_WORKERS
 from kilt_chunks.spans import KILT_SPAN_COLUMNS, kilt_spans
-from kilt_chunks.splitter import (
-    DEFAULT_CHUNK_OVERLAP,
-    DEFAULT_CHUNK_SIZE,
-    DEFAULT_TOKENIZER,
-)
-from kilt_chunks.splitter.options import describe_tokenizer
 from kilt_chunks.splitting import SECTION_CHUNKS_SCHEMA, split_section_pairs
 
 __all__ = [
@@ -55,7 +46,9 @@ __all__ = [
 #: Table holding committed chunks (one row per section, chunks as lists); kept
 #: between builds to allow resuming.
 CHECKPOINT_TABLE = "kilt_chunking_checkpoint"
-#: One-row table: the fingerprint of the work the checkpoint holds.
+#: One-row table: the fingerprint of the work the checkpoint holds, and its
+#: settings (:class:`~kilt_chunks.chunking_settings.ChunkingSettings` as
+#: JSON), which the post-hook ``record_chunking_settings`` records.
 STATE_TABLE = "kilt_chunking_state"
 #: DuckDB memory limit while chunking (bytes), if the build's cap is higher.
 #: The step only streams sections out and appends small rows, so DuckDB needs
@@ -112,22 +105,16 @@ CHECKPOINT_COLUMNS = (
 
 
 def sections_fingerprint(
-    sections: duckdb.DuckDBPyRelation,
-    splitter: str,
-    chunk_size: int,
-    chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
-    tokenizer: str = DEFAULT_TOKENIZER,
+    sections: duckdb.DuckDBPyRelation, settings: ChunkingSettings
 ) -> tuple[str, int, int]:
     """Identify the chunking work: the sections' content and the settings.
 
     Args:
         sections: Relation with page_order, section_order, section_text (and
             optionally paragraph_text_lengths).
-        splitter: Splitter name.
-        chunk_size: Max chunk tokens.
-        chunk_overlap: Tokens of overlap.
-        tokenizer: Tokenizer name or ``tokenizer.json`` path (a file enters
-            with its content digest).
+        settings: The chunking settings, every field
+            (:meth:`~kilt_chunks.chunking_settings.ChunkingSettings.fingerprint`:
+            a tokenizer file enters with its content digest).
 
     Returns:
         ``(fingerprint, num_sections, total_bytes)``; the fingerprint is an
@@ -157,16 +144,18 @@ def sections_fingerprint(
     ).fetchall()[0]
     versions = ":".join(version(p) for p in RECORDED_PACKAGES)
     columns = ",".join(CHECKPOINT_COLUMNS)
-    options = f"{chunk_overlap}:{describe_tokenizer(tokenizer)}"
     fingerprint = (
-        f"{splitter}:{chunk_size}:{options}:{versions}:{columns}:"
+        f"{settings.fingerprint()}:{versions}:{columns}:"
         f"{num_sections}:{digest}:{total_bytes}"
     )
     return fingerprint, int(num_sections), int(total_bytes)
 
 
 def _prepare(
-    cursor: duckdb.DuckDBPyConnection, fingerprint: str, restart: bool
+    cursor: duckdb.DuckDBPyConnection,
+    fingerprint: str,
+    settings: ChunkingSettings,
+    restart: bool,
 ) -> tuple[int, int]:
     """Start afresh or resume; return the last (page_order, section_order) done.
 
@@ -180,8 +169,14 @@ def _prepare(
         cursor.execute("begin transaction")
         # Recreated, not emptied: an older build may have had other columns.
         cursor.execute(f"create or replace table {CHECKPOINT_TABLE} ({_COLUMNS_DDL})")
-        cursor.execute(f"create or replace table {STATE_TABLE} (fingerprint varchar)")
-        cursor.execute(f"insert into {STATE_TABLE} values (?)", [fingerprint])
+        cursor.execute(
+            f"create or replace table {STATE_TABLE}"
+            " (fingerprint varchar, settings varchar)"
+        )
+        cursor.execute(
+            f"insert into {STATE_TABLE} values (?, ?)",
+            [fingerprint, settings.model_dump_json()],
+        )
         cursor.execute("commit")
         return -1, -1
     last = cursor.execute(
@@ -268,20 +263,15 @@ def _chunk_into_checkpoint(
     cursor: duckdb.DuckDBPyConnection,
     sections: duckdb.DuckDBPyRelation,
     *,
-    splitter: str,
-    chunk_size: int,
+    settings: ChunkingSettings,
     workers: int,
     batch_size: int,
     progress_seconds: float,
     restart: bool,
-    chunk_overlap: int,
-    tokenizer: str,
 ) -> None:
     """Chunk the sections not yet in the checkpoint, committing per batch."""
-    fingerprint, _, total_bytes = sections_fingerprint(
-        sections, splitter, chunk_size, chunk_overlap, tokenizer
-    )
-    last_page, last_section = _prepare(cursor, fingerprint, restart)
+    fingerprint, _, total_bytes = sections_fingerprint(sections, settings)
+    last_page, last_section = _prepare(cursor, fingerprint, settings, restart)
     todo = sections.filter(
         f"page_order > {int(last_page)} or "
         f"(page_order = {int(last_page)} and section_order > {int(last_section)})"
@@ -305,15 +295,12 @@ def _chunk_into_checkpoint(
     )
     pairs = split_section_pairs(
         batches,
-        splitter=splitter,
-        chunk_size=chunk_size,
+        settings=settings,
         workers=workers,
         total_bytes=total_bytes,
         done_bytes=int(done_bytes),
         progress_seconds=progress_seconds,
         by_section=True,
-        chunk_overlap=chunk_overlap,
-        tokenizer=tokenizer,
     )
     for _, chunk_batch in pairs:
         # Pairs come back in input order: the oldest carried columns are this
@@ -346,14 +333,11 @@ def chunk_sections_resumable(
     con: duckdb.DuckDBPyConnection,
     sections: duckdb.DuckDBPyRelation,
     *,
-    splitter: str = DEFAULT_SPLITTER,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    settings: ChunkingSettings = DEFAULT_CHUNKING,
     workers: int = DEFAULT_WORKERS,
     batch_size: int = DEFAULT_BATCH_SIZE,
     progress_seconds: float = 0,
     restart: bool = False,
-    chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
-    tokenizer: str = DEFAULT_TOKENIZER,
 ) -> duckdb.DuckDBPyRelation:
     """Chunk every section, committing per batch, and return all chunks.
 
@@ -365,14 +349,12 @@ def chunk_sections_resumable(
             paragraph_start_characters (see
             :func:`kilt_chunks.spans.kilt_spans`), stored in
             (page_order, section_order) order.
-        splitter: ``"fast"`` or ``"llama_index"``.
-        chunk_size: Max chunk tokens.
+        settings: The chunking settings (built once by the caller: in the
+            dbt project, :meth:`ChunkingSettings.for_build`).
         workers: Worker processes (0 = one per core).
         batch_size: Sections per batch (and per commit).
         progress_seconds: Seconds between progress lines; 0 is quiet.
         restart: Discard any checkpoint (``dbt build --full-refresh``).
-        chunk_overlap: Tokens of overlap (SentenceSplitter's meaning).
-        tokenizer: Tokenizer name or ``tokenizer.json`` path.
 
     Returns:
         A relation over the checkpoint table (:data:`CHECKPOINT_COLUMNS`: one
@@ -411,14 +393,11 @@ def chunk_sections_resumable(
         _chunk_into_checkpoint(
             cursor,
             sections,
-            splitter=splitter,
-            chunk_size=chunk_size,
+            settings=settings,
             workers=workers,
             batch_size=batch_size,
             progress_seconds=progress_seconds,
             restart=restart,
-            chunk_overlap=chunk_overlap,
-            tokenizer=tokenizer,
         )
     cursor.close()
     columns = ", ".join(CHECKPOINT_COLUMNS)

@@ -17,6 +17,7 @@ from pathlib import Path
 import duckdb
 
 from kilt_chunks.bm25 import Bm25Error
+from kilt_chunks.chunking_settings import ChunkingSettings
 from kilt_chunks.database import DatabaseInUseError, connect, table_exists
 from kilt_chunks.dump.build import DumpBuildError
 from kilt_chunks.dump.command import COMMANDS as DUMP_COMMANDS
@@ -186,18 +187,15 @@ def build_summary(db_path: str) -> str:
             if has_tasks
             else []
         )
-    # The chunking options beyond the SPEC's, and which token counting ran.
-    options = ""
-    if info.get("chunk_overlap", "0") != "0" or not str(
-        info.get("tokenizer", "tiktoken cl100k_base")
-    ).startswith("tiktoken cl100k_base"):
-        options = (
-            f", chunk_overlap {info['chunk_overlap']}; tokens: {info['tokenizer']},"
-            f" {info.get('token_counting', '?')} counting"
-        )
+    # Every chunking setting the chunks were built with (ChunkingSettings, in
+    # its order), and which token counting ran.
+    settings = ", ".join(
+        f"{name} {info[name]}" for name in ChunkingSettings.names() if name in info
+    )
+    counting = info.get("token_counting")
+    counting = f"; {counting} counting" if counting else ""
     lines = [
-        f"kilt-chunks build of {info['kilt_path']} (splitter {info['splitter']}, "
-        f"chunk_size {info['chunk_size']}{options})",
+        f"kilt-chunks build of {info['kilt_path']} ({settings}{counting})",
         f"  pages read        {row['lines_read']:>12,}",
         f"  pages loaded      {row['pages_loaded']:>12,}",
         f"  pages chunked     {row['pages_chunked']:>12,}",

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
+from kilt_chunks.defaults import DEFAULT_TOKENIZER
 from kilt_chunks.export import (
     CARD_FILE,
     DATA_DIR,
@@ -20,13 +21,15 @@ from kilt_chunks.export import (
     EXPORT_TABLES,
     FETCH_ROWS,
     FIGURES_DIR,
+    config_files,
+    export_root,
     file_names,
     files_table,
     finish_export,
     start_export,
     write_config,
 )
-from kilt_chunks.progress import Progress
+from kilt_chunks.progress import Progress, emit_warning
 from kilt_chunks.records import claim_export, export_lock
 from kilt_chunks.settings import project_path
 
@@ -136,10 +139,15 @@ def export_dataset(
     histogram_rows = rows_of(histograms)
     depth_rows = rows_of(depth_stats)
     with export_lock(export_dir):
+        before = [
+            table.config
+            for table in EXPORT_TABLES
+            if config_files(export_root(export_dir), table.config)
+        ]
         partial = start_export(export_dir)
         if database:
             claim_export(partial, export_dir, database, build)
-        return _write_export(
+        written = _write_export(
             partial,
             tables,
             schemas,
@@ -150,6 +158,15 @@ def export_dataset(
             rows_per_file,
             progress_seconds,
         )
+        dropped = sorted(set(before) - set(written.column("config").to_pylist()))
+        if dropped:
+            emit_warning(
+                f"export: the configs {', '.join(dropped)} of the previous export "
+                f"in {export_root(export_dir)} are dropped: this build has no rows "
+                "for them (a build without kilt_tasks has no queries or qrels); "
+                "pass the same kilt_tasks again to keep them"
+            )
+        return written
 
 
 def _write_export(
@@ -196,6 +213,7 @@ def _write_export(
         *figure_rows,
         partial / FIGURES_DIR,
         chunk_size=int(info["chunk_size"]) if "chunk_size" in info else None,
+        tokenizer=info.get("tokenizer", DEFAULT_TOKENIZER),
     )
     card = dataset_card(
         exported,

@@ -32,6 +32,14 @@ from kilt_chunks.sql_progress import WATCHER
 #: int_sections_assembled); larger inputs may need more.
 MIN_MEMORY_LIMIT = 64 * 2**20
 
+#: Share of the machine's memory the build's DuckDB may use when
+#: ``KILT_CHUNKS_MEMORY_LIMIT`` is not set (DuckDB's own default is 80%; the
+#: chunking workers and the JSON loader's DuckDB need the rest).
+DEFAULT_MEMORY_SHARE = 0.5
+
+#: DuckDB's default memory limit as a share of the memory it finds.
+DUCKDB_DEFAULT_SHARE = 0.8
+
 __all__ = [
     "NO_DBT_VARIABLE",
     "DatabaseInUseError",
@@ -40,7 +48,42 @@ __all__ = [
     "check_database_free",
     "check_database_name",
     "check_memory_limit",
+    "default_memory_limit",
+    "machine_memory_bytes",
 ]
+
+
+def machine_memory_bytes() -> int:
+    """The machine's memory in bytes as DuckDB finds it: physical memory, or
+    the container's limit (cgroup) when lower. DuckDB's default
+    ``memory_limit`` is :data:`DUCKDB_DEFAULT_SHARE` of it, reported to 0.1
+    of its unit, so this is within about 0.07 GiB of it."""
+    with duckdb.connect() as con:
+        return round(memory_limit_bytes(con) / DUCKDB_DEFAULT_SHARE)
+
+
+def default_memory_limit(machine_bytes: int | None = None) -> str:
+    """The build's memory limit when ``KILT_CHUNKS_MEMORY_LIMIT`` is not set:
+    :data:`DEFAULT_MEMORY_SHARE` of the machine's memory, as a DuckDB size
+    (``"4294967296B"``), so a default build fits the machine it runs on (as
+    DuckDB's own default does); only a machine too small for the input meets
+    the memory floor of the sections step
+    (:func:`kilt_chunks.page_load.memory_floor_problem`).
+
+    Args:
+        machine_bytes: The machine's memory; default
+            :func:`machine_memory_bytes`.
+    """
+    machine = machine_memory_bytes() if machine_bytes is None else machine_bytes
+    return f"{int(machine * DEFAULT_MEMORY_SHARE)}B"
+
+
+def resolve_memory_limit(settings: dict[str, Any] | None) -> None:
+    """Set the profile's ``memory_limit`` to :func:`default_memory_limit`
+    when it is empty (``KILT_CHUNKS_MEMORY_LIMIT`` unset); a given value is
+    left to :func:`check_memory_limit`."""
+    if settings is not None and not str(settings.get("memory_limit") or "").strip():
+        settings["memory_limit"] = default_memory_limit()
 
 
 def check_memory_limit(settings: dict[str, Any] | None) -> None:
@@ -72,7 +115,7 @@ def check_memory_limit(settings: dict[str, Any] | None) -> None:
         raise ValueError(
             f"memory_limit {value!r} (KILT_CHUNKS_MEMORY_LIMIT) is below the "
             f"{MIN_MEMORY_LIMIT // 2**20} MiB the build needs: use at least "
-            "128MB (default 512MB)"
+            "128MB (default: half of this machine's memory)"
         )
 
 
@@ -154,6 +197,13 @@ def _settings_names_sql() -> str:
     return ",".join(KNOWN_VARIABLES)
 
 
+def _tokenizer_label_sql(tokenizer: str) -> str:
+    # Imported here: the splitter package is loaded only when a model asks.
+    from kilt_chunks.splitter.options import tokenizer_label
+
+    return tokenizer_label(tokenizer)
+
+
 #: SQL function ``kilt_watch_sql_progress(seconds) -> seconds`` that the
 #: on-run-start hook (macro ``watch_sql_progress``) calls with
 #: ``var('progress_seconds')``: from then on, SQL queries running longer report
@@ -177,6 +227,8 @@ _SQL_FUNCTIONS = (
     # kilt_chunks.records: the hook check_database_records.
     ("kilt_recorded_settings_problems", recorded_settings_problems_json, 3, False),
     ("kilt_export_owner_problem", export_owner_problem_sql, 2, False),
+    # The tokenizer's short name in kilt_corpus_stats (its "tokens" row).
+    ("kilt_tokenizer_label", _tokenizer_label_sql, 1, False),
 )
 
 
@@ -234,6 +286,7 @@ class Plugin(BasePlugin):
         for attachment in creds.attach or []:
             attachment.path = project_path(attachment.path)
         try:
+            resolve_memory_limit(creds.settings)
             check_memory_limit(creds.settings)
             check_database_folder(creds.path)
             check_database_name(creds.path)

@@ -207,7 +207,8 @@ EXPORT_TABLES: tuple[ExportTable, ...] = (
         "chunk_spans",
         "kilt_chunk_spans",
         "one row per chunk, same order: its KILT span (paragraph, character; end "
-        "exclusive), its offsets in the section text and its cl100k_base tokens",
+        "exclusive), its offsets in the section text and its token count under "
+        "the build's tokenizer",
     ),
     ExportTable(
         "queries",

@@ -10,19 +10,33 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kilt_chunks.defaults import DEFAULT_TOKENIZER
+
 __all__ = [
     "FIGURES",
     "SHORT_CHUNK_TOKENS",
     "draw_figures",
+    "figure_captions",
 ]
 
-#: The figures, in the card's order: file stem -> caption.
+#: The figures, in the card's order: file stem -> caption (``{tokenizer}``:
+#: the build's tokenizer, :func:`figure_captions`).
 FIGURES: dict[str, str] = {
-    "tokens_per_chunk": "Tokens per chunk (cl100k_base), buckets of 8 tokens",
+    "tokens_per_chunk": "Tokens per chunk ({tokenizer}), buckets of 8 tokens",
     "chunks_per_section": "Chunks per kept section",
     "sections_per_page": "Kept sections per page",
     "tokens_by_section_depth": "Tokens per chunk by section depth (0 = lead)",
 }
+
+
+def figure_captions(tokenizer: str = DEFAULT_TOKENIZER) -> dict[str, str]:
+    """:data:`FIGURES` with the build's tokenizer named (a setting, or its
+    ``kilt_build_info`` text: :func:`~kilt_chunks.splitter.options.tokenizer_label`)."""
+    from kilt_chunks.splitter.options import tokenizer_label
+
+    label = tokenizer_label(tokenizer)
+    return {name: caption.format(tokenizer=label) for name, caption in FIGURES.items()}
+
 
 #: Chunks below this many tokens are "short" (the red part of the histogram).
 SHORT_CHUNK_TOKENS = 32
@@ -102,6 +116,7 @@ def draw_figures(
     depth_stats: Sequence[Mapping[str, Any]],
     folder: Path,
     chunk_size: int | None = None,
+    tokenizer: str = DEFAULT_TOKENIZER,
 ) -> list[Path]:
     """Draw the four figures of :data:`FIGURES` as PNG files into ``folder``.
 
@@ -115,6 +130,8 @@ def draw_figures(
         chunk_size: The build's chunk_size, marked on the token figures (a
             few chunks exceed it: the splitter's count is of the pieces it
             joins); None: not marked.
+        tokenizer: The build's tokenizer (setting or ``kilt_build_info``
+            text), named in the token histogram's title.
 
     Returns:
         The files written, in :data:`FIGURES` order (a histogram without rows,
@@ -126,7 +143,7 @@ def draw_figures(
     for rows in by_name.values():
         rows.sort(key=lambda row: row["bucket_start"])
     paths = []
-    for name, caption in FIGURES.items():
+    for name, caption in figure_captions(tokenizer).items():
         fig = _figure()
         ax = fig.subplots()
         if name == "tokens_per_chunk":

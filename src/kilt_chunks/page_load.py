@@ -21,6 +21,7 @@ deleted after the build.
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -170,13 +171,19 @@ def advised_memory_limit(floor_bytes: int) -> str:
     return f"{mib // 1024}GiB" if mib >= 1024 else f"{mib}MiB"
 
 
-def memory_floor_problem(max_window_text_bytes: int, limit_bytes: int) -> str | None:
+def memory_floor_problem(
+    max_window_text_bytes: int, limit_bytes: int, *, default_limit: bool = False
+) -> str | None:
     """Say why the build's memory limit is too low for this input, if it is.
 
     Args:
         max_window_text_bytes: UTF-8 bytes of page text of the longest run of
             :data:`WINDOW_PAGES` pages of the input, as loaded.
         limit_bytes: The build's DuckDB memory limit.
+        default_limit: ``KILT_CHUNKS_MEMORY_LIMIT`` is unset, so the limit is
+            the default share of the machine's memory
+            (:func:`kilt_chunks.dbt_plugin.default_memory_limit`): the
+            message then says the machine is too small at that share.
 
     Returns:
         None when ``limit_bytes`` is at least the measured need
@@ -197,7 +204,20 @@ def memory_floor_problem(max_window_text_bytes: int, limit_bytes: int) -> str | 
         f"{SECTIONS_MEMORY_PER_TEXT_BYTE:g} times over; set "
         f"KILT_CHUNKS_MEMORY_LIMIT={suggested} or more (the loaded pages are "
         "kept: the next build does not read the input again)"
+        + (
+            "; KILT_CHUNKS_MEMORY_LIMIT is unset, so the limit was half of this "
+            "machine's memory: the machine is small for this input"
+            if default_limit
+            else ""
+        )
     )
+
+
+def _default_memory_limit() -> bool:
+    """Whether the build runs at the default memory limit
+    (``KILT_CHUNKS_MEMORY_LIMIT`` unset or empty, as ``profiles.yml`` reads
+    it)."""
+    return not os.environ.get("KILT_CHUNKS_MEMORY_LIMIT", "").strip()
 
 
 def load_pages(
@@ -255,7 +275,9 @@ def load_pages(
                 " (same files, sizes and modification times)"
             )
             problem = memory_floor_problem(
-                previous["max_window_text_bytes"], memory_limit_bytes(con)
+                previous["max_window_text_bytes"],
+                memory_limit_bytes(con),
+                default_limit=_default_memory_limit(),
             )
             return pa.Table.from_pylist(
                 [{**previous, "is_reused": True, "memory_problem": problem}],
@@ -296,7 +318,9 @@ def load_pages(
         "is_reused": False,
         "max_window_text_bytes": totals["max_window_bytes"],
         "memory_problem": memory_floor_problem(
-            totals["max_window_bytes"], memory_limit_bytes(con)
+            totals["max_window_bytes"],
+            memory_limit_bytes(con),
+            default_limit=_default_memory_limit(),
         ),
     }
     return pa.Table.from_pylist([record], schema=LOAD_RECORD_SCHEMA)

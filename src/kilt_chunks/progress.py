@@ -17,12 +17,14 @@ import time
 
 from tqdm import tqdm
 
-__all__ = ["Progress", "emit_line"]
+__all__ = ["Progress", "emit_line", "emit_warning"]
 
 
-def emit_line(line: str) -> None:
-    """One plain progress line: dbt's log and console when dbt runs, else stderr."""
+def emit_line(line: str, *, warning: bool = False) -> None:
+    """One plain progress line: dbt's log and console when dbt runs (at
+    dbt's warning level when ``warning``), else stderr."""
     try:
+        from dbt_common.events.base_types import EventLevel
         from dbt_common.events.event_manager_client import get_event_manager
         from dbt_common.events.functions import fire_event
         from dbt_common.events.types import Note
@@ -30,9 +32,15 @@ def emit_line(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
         return
     if getattr(get_event_manager(), "loggers", None):
-        fire_event(Note(msg=line))
+        fire_event(Note(msg=line), level=EventLevel.WARN if warning else None)
     else:
         print(line, file=sys.stderr, flush=True)
+
+
+def emit_warning(line: str) -> None:
+    """A warning line (``WARNING: ...``) in dbt's log and console, or on
+    stderr outside dbt: what a build drops or replaces, said aloud."""
+    emit_line(f"WARNING: {line}", warning=True)
 
 
 class Progress:

@@ -318,6 +318,25 @@ def _rows(rel: duckdb.DuckDBPyRelation, columns: list[str]) -> Iterator[tuple]:
         yield from zip(*(batch.column(c).to_pylist() for c in columns), strict=True)
 
 
+def _warn_dropped_task_files(
+    qrels_dir: Path, replaced: Iterable[str], tasks: Iterable[str]
+) -> None:
+    """Say which evaluation files of the previous build go because their task
+    is not among ``tasks`` (a rebuild without ``kilt_tasks`` removes them
+    all), naming them."""
+    kept = {task + suffix for task in tasks for suffix in TASK_FILE_SUFFIXES.values()}
+    dropped = sorted(name for name in replaced if name not in kept)
+    if dropped:
+        from kilt_chunks.progress import emit_warning
+
+        emit_warning(
+            f"kilt_provenance_qrels: removes {len(dropped)} evaluation file"
+            f"{'' if len(dropped) == 1 else 's'} of tasks this build did not read "
+            f"from {qrels_dir}: {', '.join(dropped)}; pass the same kilt_tasks "
+            "again to keep them"
+        )
+
+
 def write_task_files(
     chunk_qrels: duckdb.DuckDBPyRelation,
     page_qrels: duckdb.DuckDBPyRelation,
@@ -406,11 +425,9 @@ def write_task_files(
         partial = staging_folder(qrels_dir)
         partial.mkdir()
         suffixes = tuple(sorted(set(TASK_FILE_SUFFIXES.values())))
-        carry_over(
-            qrels_dir,
-            partial,
-            [p.name for p in qrels_dir.glob("*") if p.name.endswith(suffixes)],
-        )
+        replaced = [p.name for p in qrels_dir.glob("*") if p.name.endswith(suffixes)]
+        carry_over(qrels_dir, partial, replaced)
+        _warn_dropped_task_files(qrels_dir, replaced, tasks)
         rows = _write_task_files(
             chunk_qrels, page_qrels, file_names(queries), tasks, partial
         )

@@ -1,18 +1,19 @@
 """What a database records about its builds: the settings each table was made
 with, and which export folder is its own.
 
-**Settings.** A model that reads a setting which its table depends on
-(``int_sections_chunked``: ``splitter``, ``chunk_size``) records the values it
-was built with in the table ``kilt_build_settings``, one row per (model,
-setting), by the post-hook ``record_settings`` (``dbt_project.yml`` lists the
-settings of each model: a new setting just joins its list). Later models read
-the recorded values, not the project's defaults
-(``recorded_setting('chunk_size')``, :func:`recorded_settings`), so a partial
-build such as ``--select tag:stats+`` computes with the values its tables
-were made with. The ``on-run-start`` hook ``check_database_records`` stops a
-build where a value given with ``--vars`` contradicts a value recorded by a
-model that this build does not rebuild (:func:`recorded_settings_problems`);
-rebuilding that model (``--select int_sections_chunked+``) records the new
+**Settings.** ``int_sections_chunked`` records the settings it chunked with,
+every field of :class:`~kilt_chunks.chunking_settings.ChunkingSettings`, in
+the table ``kilt_build_settings``, one row per (model, setting), by its
+post-hook ``record_chunking_settings``. Later models read the recorded
+values, not the project's defaults (``recorded_setting('chunk_size')``,
+:func:`recorded_settings`), so a partial build such as ``--select
+tag:stats+`` computes with the values its tables were made with; a rebuild of
+the chunking keeps every recorded setting it is not given
+(:meth:`~kilt_chunks.chunking_settings.ChunkingSettings.for_build`). The
+``on-run-start`` hook ``check_database_records`` stops a build where a
+value given with ``--vars`` contradicts a value recorded by a model that
+this build does not rebuild (:func:`recorded_settings_problems`); rebuilding
+that model (``--select int_sections_chunked+``) records the new
 values.
 
 **Export ownership.** An export folder belongs to one database: the export
@@ -32,6 +33,7 @@ from typing import Any
 
 import duckdb
 
+from kilt_chunks.chunking_settings import ChunkingSettings
 from kilt_chunks.database import table_exists
 from kilt_chunks.export import OWNER_FILE, export_root
 
@@ -177,7 +179,9 @@ def recorded_settings_problems(
         if setting not in given or model in rebuilt:
             continue
         value = json.loads(row["value"])
-        if given[setting] == value:
+        # A chunking setting as its field stores it (a tokenizer.json path
+        # resolved, as recorded).
+        if ChunkingSettings.normalized(setting, given[setting]) == value:
             continue
         problems.append(
             f"{setting} = {given[setting]!r}: the database's {model} was built "

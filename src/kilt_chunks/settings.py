@@ -12,19 +12,23 @@ such as ``kilt_pth`` would otherwise build the bundled sample and end green.
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-#: The splitter names (``kilt_chunks.splitter.SPLITTER_NAMES``; not imported
-#: here, so that the check costs dbt no start-up time).
-SPLITTER_CHOICES = ("fast", "llama_index")
+from kilt_chunks.checks import boolean, int_at_least, number_at_least, text
+from kilt_chunks.chunking_settings import SPLITTER_CHOICES, ChunkingSettings
+
+# SPLITTER_CHOICES: imported from here by older code and tests.
 
 __all__ = [
     "KNOWN_VARIABLES",
+    "SPLITTER_CHOICES",
     "dbt_project_dir",
     "export_dir_problem",
+    "given_variables",
     "project_path",
     "settings_problems",
     "tokenizer_setting",
@@ -40,6 +44,17 @@ def dbt_project_dir() -> str | None:
         return None
     project_dir = getattr(get_flags(), "PROJECT_DIR", None)
     return str(project_dir) if project_dir else None
+
+
+def given_variables() -> dict[str, Any]:
+    """The variables given on the running dbt's command line (``--vars``),
+    by name; empty outside dbt."""
+    try:
+        from dbt.flags import get_flags
+    except ImportError:  # pragma: no cover - dbt-core is a dependency
+        return {}
+    given = getattr(get_flags(), "VARS", None)
+    return dict(given) if isinstance(given, Mapping) else {}
 
 
 def project_path(path: str, project_dir: str | None = None) -> str:
@@ -64,43 +79,6 @@ def project_path(path: str, project_dir: str | None = None) -> str:
     return os.path.join(root, path) if root else path
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _int_at_least(low: int) -> Callable[[Any], str | None]:
-    def check(value: Any) -> str | None:
-        if not _is_int(value) or value < low:
-            return f"must be a whole number of at least {low}"
-        return None
-
-    return check
-
-
-def _number_at_least(low: float) -> Callable[[Any], str | None]:
-    def check(value: Any) -> str | None:
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < low:
-            return f"must be a number of at least {low:g}"
-        return None
-
-    return check
-
-
-def _boolean(value: Any) -> str | None:
-    if isinstance(value, bool) or str(value).lower() in ("true", "false", "1", "0"):
-        return None
-    return "must be true or false"
-
-
-def _one_of(choices: tuple[str, ...]) -> Callable[[Any], str | None]:
-    def check(value: Any) -> str | None:
-        if value not in choices:
-            return "must be one of " + ", ".join(repr(c) for c in choices)
-        return None
-
-    return check
-
-
 def _min_overlap(value: Any) -> str | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
         return (
@@ -122,32 +100,6 @@ def tokenizer_setting(tokenizer: str, project_dir: str | None = None) -> str:
     if is_tokenizer_file(tokenizer):
         return project_path(tokenizer, project_dir)
     return tokenizer
-
-
-def _tokenizer(value: Any) -> str | None:
-    from kilt_chunks.splitter.options import tokenizer_problem
-
-    return tokenizer_problem(
-        tokenizer_setting(value) if isinstance(value, str) else value
-    )
-
-
-def _chunk_overlap_problem(values: Mapping[str, Any]) -> str | None:
-    """The check across two variables: ``chunk_overlap`` below ``chunk_size``."""
-    overlap, size = values.get("chunk_overlap"), values.get("chunk_size")
-    if not (_is_int(overlap) and _is_int(size)):
-        return None  # each is reported on its own
-    assert overlap is not None and size is not None
-    if overlap >= size >= 1:
-        return (
-            f"chunk_overlap = {overlap!r}: must be below chunk_size ({size}): "
-            "consecutive chunks share at most chunk_overlap tokens"
-        )
-    return None
-
-
-def _text(value: Any) -> str | None:
-    return None if isinstance(value, str) else "must be text (a path)"
 
 
 def export_dir_problem(export_dir: str) -> str | None:
@@ -177,27 +129,29 @@ def export_dir_problem(export_dir: str) -> str | None:
 
 def _export_folder(value: Any) -> str | None:
     if not isinstance(value, str):
-        return "must be text (a path)"
+        return text(value)
     return export_dir_problem(project_path(value))
 
 
 #: Every variable of the project (``dbt_project.yml``), with its check: None
-#: when the value is allowed, else what is wrong.
+#: when the value is allowed, else what is wrong. The chunking settings are
+#: the fields of :class:`~kilt_chunks.chunking_settings.ChunkingSettings`,
+#: each with its field's check.
 KNOWN_VARIABLES: dict[str, Callable[[Any], str | None]] = {
-    "kilt_path": _text,
+    "kilt_path": text,
     "export_dir": _export_folder,
-    "export_rows_per_file": _int_at_least(1),
-    "splitter": _one_of(SPLITTER_CHOICES),
-    "chunk_size": _int_at_least(1),
-    "chunk_overlap": _int_at_least(0),
-    "tokenizer": _tokenizer,
-    "workers": _int_at_least(0),
-    "batch_size": _int_at_least(1),
-    "progress_seconds": _number_at_least(0),
-    "kilt_tasks": _text,
+    "export_rows_per_file": int_at_least(1),
+    **{
+        name: functools.partial(ChunkingSettings.field_problem, name)
+        for name in ChunkingSettings.names()
+    },
+    "workers": int_at_least(0),
+    "batch_size": int_at_least(1),
+    "progress_seconds": number_at_least(0),
+    "kilt_tasks": text,
     "min_overlap": _min_overlap,
-    "compress_text": _boolean,
-    "keep_scratch": _boolean,
+    "compress_text": boolean,
+    "keep_scratch": boolean,
 }
 
 
@@ -221,14 +175,17 @@ def settings_problems(given: Mapping[str, Any], values: Mapping[str, Any]) -> li
             problems.append(
                 f"unknown variable {name!r}{hint}; known: " + ", ".join(KNOWN_VARIABLES)
             )
+    chunking = ChunkingSettings.names()
     for name, check in KNOWN_VARIABLES.items():
-        if name in values:
+        if name == chunking[0]:
+            # The chunking settings together, in their place: each field's
+            # check, then the checks across them (chunk_overlap below
+            # chunk_size).
+            problems += ChunkingSettings.problems(values)
+        if name in values and name not in chunking:
             problem = check(values[name])
             if problem is not None:
                 problems.append(f"{name} = {values[name]!r}: {problem}")
-    overlap_problem = _chunk_overlap_problem(values)
-    if overlap_problem is not None:
-        problems.append(overlap_problem)
     return problems
 
 

@@ -22,6 +22,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kilt_chunks.chunking_settings import DEFAULT_CHUNKING, ChunkingSettings
 from kilt_chunks.defaults import DEFAULT_SPLITTER, DEFAULT_WORKERS
 from kilt_chunks.progress import Progress
 from kilt_chunks.spans import locate_chunks
@@ -126,27 +127,22 @@ def split_section(
 
 def split_batch(
     sections: pa.RecordBatch,
-    splitter: str = DEFAULT_SPLITTER,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    settings: ChunkingSettings = DEFAULT_CHUNKING,
     by_section: bool = False,
-    chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
-    tokenizer: str = DEFAULT_TOKENIZER,
 ) -> pa.RecordBatch:
     """Split a batch of sections into chunk rows (the worker function).
 
     Args:
         sections: Columns :data:`SECTION_COLUMNS`, one row per kept section.
-        splitter: Splitter name, see :func:`kilt_chunks.splitter.get_splitter`.
-        chunk_size: Max chunk length in tokens.
+        settings: The chunking settings (splitter, chunk size, overlap,
+            tokenizer: :func:`kilt_chunks.splitter.get_splitter`). With an
+            overlap above 0, or another tokenizer than the default, chunks can
+            share characters, and their offsets come from the splitter
+            (``split_text_with_spans``) instead of a forward search.
         by_section: Return one row per section with its chunks' offsets and
             token counts as lists (:data:`SECTION_CHUNKS_SCHEMA`, no text: the
             offsets give it back, except for a section over
             :data:`LARGE_SECTION_CHARS`) instead of one row per chunk.
-        chunk_overlap: Tokens of overlap; above 0 (or with another tokenizer
-            than the default) chunks can share characters, and their offsets
-            come from the splitter (``split_text_with_spans``) instead of a
-            forward search.
-        tokenizer: Tokenizer name or ``tokenizer.json`` path.
 
     Returns:
         A batch with schema :data:`CHUNK_SCHEMA` (or
@@ -160,12 +156,12 @@ def split_batch(
             about a million white-space characters), naming the page and
             section.
     """
-    chosen = get_splitter(splitter, chunk_size, chunk_overlap, tokenizer)
+    chosen = get_splitter(settings)
     split = chosen.split_text_with_token_counts
     # Chunks that may share characters are located by the splitter itself.
     with_spans = (
         chosen.split_text_with_spans
-        if chunk_overlap or tokenizer != DEFAULT_TOKENIZER
+        if settings.chunk_overlap or settings.tokenizer != DEFAULT_TOKENIZER
         else None
     )
     page_orders = sections.column("page_order").to_pylist()
@@ -185,7 +181,8 @@ def split_batch(
                 counted = split(text) if text else []
         except ValueError as exc:
             raise ValueError(
-                f"page {wikipedia_id}: section {section_order}: the {splitter} "
+                f"page {wikipedia_id}: section {section_order}: the "
+                f"{settings.splitter} "
                 f"splitter failed: {exc}"
             ) from exc
         if not counted or counted[0][0] == "":
@@ -254,13 +251,7 @@ class _Progress:
 PARENT_CHECK_SECONDS = 1.0
 
 
-def _start_worker(
-    splitter: str,
-    chunk_size: int,
-    parent_pid: int,
-    chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
-    tokenizer: str = DEFAULT_TOKENIZER,
-) -> None:
+def _start_worker(settings: ChunkingSettings, parent_pid: int) -> None:
     """Initializer of a chunking worker: build the splitter, watch the parent.
 
     A worker whose parent dies without shutting the pool down (SIGKILL, the
@@ -268,7 +259,7 @@ def _start_worker(
     daemon thread ends the worker once its parent process is gone (the worker
     has then been re-parented, so ``os.getppid()`` changes).
     """
-    get_splitter(splitter, chunk_size, chunk_overlap, tokenizer)
+    get_splitter(settings)
 
     def watch() -> None:
         while os.getppid() == parent_pid:
@@ -297,30 +288,29 @@ def resolve_workers(workers: int) -> int:
 def split_section_pairs(
     sections: Iterable[pa.RecordBatch],
     *,
-    splitter: str = DEFAULT_SPLITTER,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    settings: ChunkingSettings | None = None,
     workers: int = DEFAULT_WORKERS,
     total_bytes: int | None = None,
     done_bytes: int = 0,
     progress_seconds: float = 0,
     by_section: bool = False,
-    chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
-    tokenizer: str = DEFAULT_TOKENIZER,
+    **setting_values: Any,
 ) -> Iterator[tuple[pa.RecordBatch, pa.RecordBatch]]:
     """Split a stream of section batches, yielding each with its chunks.
 
     Args:
         sections: Batches with at least the columns :data:`SECTION_COLUMNS`.
-        splitter: ``"fast"`` or ``"llama_index"``.
-        chunk_size: Max chunk length in tokens.
+        settings: The chunking settings, passed whole to the workers.
         workers: Worker processes; 1 splits in this process, 0 uses one per core.
         total_bytes: UTF-8 bytes of all section text, for the ETA (optional).
         done_bytes: Bytes already done before this stream (a resumed build).
         progress_seconds: Seconds between progress lines; 0 disables them.
         by_section: One row per section, chunks as lists
             (:data:`SECTION_CHUNKS_SCHEMA`), as :func:`split_batch`.
-        chunk_overlap: Tokens of overlap (SentenceSplitter's meaning).
-        tokenizer: Tokenizer name or ``tokenizer.json`` path.
+        **setting_values: Without ``settings``: fields of
+            :class:`~kilt_chunks.chunking_settings.ChunkingSettings`
+            (``splitter="llama_index"``, ``chunk_size=128``, ...), the others
+            at their defaults.
 
     Yields:
         ``(section_batch, chunk_batch)`` pairs in input order, the chunk batch
@@ -330,11 +320,16 @@ def split_section_pairs(
 
     Raises:
         ValueError: From :func:`split_batch` for a section with no chunk, or
-            a bad setting (before any batch is read).
+            a bad setting (before any batch is read: a
+            :class:`~kilt_chunks.chunking_settings.ChunkingSettingsError`
+            naming it, or the splitter's).
     """
-    # Fail fast on a bad name or setting.
-    get_splitter(splitter, chunk_size, chunk_overlap, tokenizer)
-    options = (by_section, chunk_overlap, tokenizer)
+    if settings is None:
+        settings = ChunkingSettings.checked(setting_values)
+    elif setting_values:
+        raise TypeError(f"give settings or {sorted(setting_values)}, not both")
+    # Fail fast on a setting the splitter refuses.
+    get_splitter(settings)
     n_workers = resolve_workers(workers)
     progress = _Progress(total_bytes, done_bytes, progress_seconds)
     batches = (b.select(list(SECTION_COLUMNS)) for b in sections)
@@ -343,7 +338,7 @@ def split_section_pairs(
     try:
         if n_workers == 1:
             for batch in batches:
-                yield batch, split_batch(batch, splitter, chunk_size, *options)
+                yield batch, split_batch(batch, settings, by_section)
                 progress.update(batch)
             return
         with ProcessPoolExecutor(
@@ -352,14 +347,14 @@ def split_section_pairs(
             # Import and build the splitter in each worker up front, while
             # this process reads the first batches.
             initializer=_start_worker,
-            initargs=(splitter, chunk_size, os.getpid(), chunk_overlap, tokenizer),
+            initargs=(settings, os.getpid()),
         ) as pool:
             pending: deque[tuple[pa.RecordBatch, Future]] = deque()
             for batch in batches:
                 pending.append(
                     (
                         batch,
-                        pool.submit(split_batch, batch, splitter, chunk_size, *options),
+                        pool.submit(split_batch, batch, settings, by_section),
                     )
                 )
                 if len(pending) >= 2 * n_workers:
@@ -381,7 +376,9 @@ def split_section_batches(
 
     Args:
         sections: Batches with at least the columns :data:`SECTION_COLUMNS`.
-        **options: Keyword arguments of :func:`split_section_pairs`.
+        **options: Keyword arguments of :func:`split_section_pairs` (the
+            settings as one ``settings=ChunkingSettings(...)``, or as its
+            fields: ``chunk_size=128``).
 
     Yields:
         :data:`CHUNK_SCHEMA` batches in input order, identical for any worker

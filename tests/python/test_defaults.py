@@ -9,6 +9,7 @@ import yaml
 
 from conftest import ROOT
 from kilt_chunks import defaults
+from kilt_chunks.chunking_settings import DEFAULT_CHUNKING
 
 
 def test_package_defaults_equal_the_dbt_vars() -> None:
@@ -35,6 +36,7 @@ def test_public_signatures_take_their_defaults_from_the_module() -> None:
         "workers": defaults.DEFAULT_WORKERS,
         "batch_size": defaults.DEFAULT_BATCH_SIZE,
         "name": defaults.DEFAULT_SPLITTER,
+        "settings": DEFAULT_CHUNKING,
     }
     checked = 0
     for function in (

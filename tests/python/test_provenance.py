@@ -13,6 +13,7 @@ holds the span's sentence.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -456,17 +457,35 @@ def test_gold_on_from_dump_pages_is_a_warning(
     )
 
 
-def test_build_without_tasks_removes_stale_qrels(tmp_path: Path) -> None:
-    """qrels of an earlier build name chunks that may no longer exist."""
+def test_build_without_tasks_removes_stale_qrels(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """qrels of an earlier build name chunks that may no longer exist. Issue
+    31 item 9: they went without a word; the build says which go."""
     qrels = tmp_path / "qrels"
     qrels.mkdir()
     (qrels / "old-task.qrels").write_text("q 0 doc-1_0::s-0::chunk-0 1\n")
     (qrels / "old-task.pages.qrels").write_text("q 0 1 1\n")
     (qrels / "old-task.topics.tsv").write_text("q\tx\n")
     (qrels / "notes.txt").write_text("mine\n")
+    from kilt_chunks import progress
+
+    warnings: list[str] = []
+    monkeypatch.setattr(progress, "emit_warning", warnings.append)
     with duckdb.connect() as con:
         assert write_task_files(*_relations(con), [], str(tmp_path)).num_rows == 0
     assert sorted(p.name for p in qrels.iterdir()) == ["notes.txt"]
+    assert warnings == [
+        "kilt_provenance_qrels: removes 3 evaluation files of tasks this"
+        f" build did not read from {os.path.realpath(qrels)}: old-task.pages.qrels,"
+        " old-task.qrels, old-task.topics.tsv; pass the same kilt_tasks again to"
+        " keep them"
+    ]
+    # Files of the tasks read again are replaced, without a warning.
+    with duckdb.connect() as con:
+        write_task_files(*_relations(con), ["t"], str(tmp_path))
+        write_task_files(*_relations(con), ["t"], str(tmp_path))
+    assert len(warnings) == 1
 
 
 @pytest.mark.dbt

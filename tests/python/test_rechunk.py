@@ -5,6 +5,7 @@ and tokenizer, without reading the input, and records the settings it ran."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -106,9 +107,79 @@ def test_rechunk_records_the_settings_it_ran(rechunked: Build) -> None:
 
     summary = build_summary(str(rechunked.db_path))
     assert (
-        f"chunk_size {size}, chunk_overlap {overlap}; tokens: tiktoken cl100k_base"
-        " (allowed_special=all), fast counting)"
+        f"(splitter fast, chunk_size {size}, chunk_overlap {overlap}, tokenizer"
+        " tiktoken cl100k_base (allowed_special=all); fast counting)"
     ) in summary.splitlines()[0]
+
+
+def test_a_rebuild_keeps_the_recorded_settings_it_is_not_given(
+    rechunked: Build, tmp_path: Path
+) -> None:
+    """Issue 31 item 9: rebuilding the chunking of a database chunked with
+    chunk_overlap 32, given only another tokenizer, chunked with overlap 0
+    (the project's default) without a word. A remembered setting is
+    remembered whole: the recorded overlap is kept, and the build says so.
+    Issue 31 item 10: the statistics, the card's tables and the figure title
+    said cl100k_base whatever the tokenizer; they name it now. And the
+    rebuild reads no task file (no kilt_tasks): the task files and query
+    configs of the export go, and the build says so (item 9)."""
+    import shutil
+
+    from kilt_chunks.export import OWNER_FILE
+
+    copy_build(rechunked, tmp_path)
+    # The rechunked build's export (with its task configs and qrels), as
+    # this copy's own.
+    shutil.copytree(rechunked.export_dir, tmp_path / "exports")
+    owner = json.loads((tmp_path / "exports" / OWNER_FILE).read_text())
+    owner["database"] = os.path.realpath(tmp_path / "kilt_chunks.duckdb")
+    (tmp_path / "exports" / OWNER_FILE).write_text(json.dumps(owner))
+    variables = readme_rechunk_vars()
+    build = run_dbt_build(
+        tmp_path,
+        SAMPLE_JSONL,
+        select="int_sections_chunked+ int_task_lines_read+",
+        extra_vars={"tokenizer": "o200k_base", "keep_scratch": True},
+        data_tests=False,
+    )
+    qrels = os.path.realpath(tmp_path / "exports" / "qrels")
+    assert (
+        "WARNING: kilt_provenance_qrels: removes 5 evaluation files of tasks this"
+        f" build did not read from {qrels}: handmade-dev-kilt.graded.qrels,"
+    ) in build.output
+    assert (
+        "WARNING: export: the configs qrels_chunks, qrels_pages, queries of the"
+        " previous export"
+    ) in build.output
+    assert not list((tmp_path / "exports" / "qrels").glob("handmade*"))
+    (row,) = build.query(
+        "select chunk_size, chunk_overlap, tokenizer from kilt_build_info"
+    )
+    assert row == (
+        str(variables["chunk_size"]),
+        str(variables["chunk_overlap"]),
+        "tiktoken o200k_base (allowed_special=all)",
+    )
+    assert (
+        f"int_sections_chunked: chunk_overlap = {variables['chunk_overlap']}, as"
+        " the database's chunks were built (not the project's 0)"
+    ) in build.output
+    recorded = dict(
+        build.query(
+            "select setting, value from kilt_build_settings"
+            " where model = 'int_sections_chunked'"
+        )
+    )
+    assert recorded["chunk_overlap"] == str(variables["chunk_overlap"])
+    assert recorded["tokenizer"] == '"o200k_base"'
+    from kilt_chunks.cli import corpus_stats
+
+    stats = corpus_stats(str(build.db_path))
+    assert "o200k_base tokens over all chunks" in stats
+    card = (build.export_dir / "README.md").read_text("utf-8")
+    assert "o200k_base tokens over all chunks" in card
+    assert "![Tokens per chunk (o200k_base), buckets of 8 tokens]" in card
+    assert "cl100k_base tokens" not in card + stats
 
 
 def test_rechunked_chunks_are_the_splitters_with_exact_spans(rechunked: Build) -> None:

@@ -26,6 +26,7 @@ from conftest import (
     dbt_env,
     run_dbt_build,
 )
+from kilt_chunks.chunking_settings import DEFAULT_CHUNKING
 
 ORDERED = "select * from kilt_chunks order by chunk_id"
 TOTAL_CHUNKS = SAMPLE.chunks
@@ -323,7 +324,7 @@ def test_changed_page_id_alone_changes_the_fingerprint() -> None:
                 f"select 1::bigint as page_order, '{page_id}'::varchar as wikipedia_id,"
                 " 0::integer as section_order, 'Same text.'::varchar as section_text"
             )
-            fingerprints.append(sections_fingerprint(sections, "fast", 256))
+            fingerprints.append(sections_fingerprint(sections, DEFAULT_CHUNKING))
         assert fingerprints[0][1:] == fingerprints[1][1:] == (1, 10)
         assert fingerprints[0][0] != fingerprints[1][0]
 
@@ -374,7 +375,7 @@ def test_sections_swapping_texts_change_the_fingerprint() -> None:
                 " c2::integer as section_order, c3 as section_text"
                 f" from (values {values}) t(c0, c1, c2, c3)"
             )
-            return sections_fingerprint(sections, "fast", 256)
+            return sections_fingerprint(sections, DEFAULT_CHUNKING)
 
     base = fingerprint([(1, "7", 0, "Lead one."), (1, "7", 1, "Second part.")])
     within_page = fingerprint([(1, "7", 0, "Second part."), (1, "7", 1, "Lead one.")])
@@ -461,6 +462,15 @@ def test_memory_floor_problem_names_the_variable_and_a_limit_that_passes() -> No
     assert problem is not None
     assert "KILT_CHUNKS_MEMORY_LIMIT (488 MiB) is below the 584 MiB" in problem
     assert "set KILT_CHUNKS_MEMORY_LIMIT=1GiB or more" in problem
+    assert not problem.endswith("the machine is small for this input")
+    # Issue 31 item 16: at the default limit (a share of the machine's
+    # memory), the stop says the machine is what is too small.
+    default = memory_floor_problem(58_300_000, 512 * 10**6, default_limit=True)
+    assert default is not None and default.startswith(problem)
+    assert default.endswith(
+        "; KILT_CHUNKS_MEMORY_LIMIT is unset, so the limit was half of this"
+        " machine's memory: the machine is small for this input"
+    )
 
 
 @pytest.mark.parametrize("floor_mib", [1, 300, 498, 512, 513, 1000, 5000])

@@ -105,7 +105,17 @@ def test_chunk_overlap_and_tokenizer_are_checked(tmp_path: Path) -> None:
     assert settings_problems({}, {**DEFAULTS, "tokenizer": missing}) == [
         f"tokenizer = '{missing}': no such tokenizer.json file"
     ]
+    # Issue 31 item 8: a file that is not a tokenizer.json passed this check,
+    # and the build failed after loading and sectioning the input, with two
+    # tracebacks. The check loads it now: one line.
     (tmp_path / "tokenizer.json").write_text("{}")
+    assert settings_problems({}, {**DEFAULTS, "tokenizer": missing}) == [
+        f"tokenizer = '{missing}': tokenizer file '{missing}' is not a Hugging "
+        "Face tokenizer.json: Model missing. at line 1 column 2"
+    ]
+    from tokenizers import Tokenizer, models
+
+    Tokenizer(models.WordLevel({"[UNK]": 0, "a": 1}, unk_token="[UNK]")).save(missing)
     assert settings_problems({}, {**DEFAULTS, "tokenizer": missing}) == []
 
 
@@ -124,10 +134,17 @@ def test_an_export_dir_that_is_a_file_is_refused_before_the_build(
 
 @pytest.mark.dbt
 def test_a_typo_stops_the_build_before_the_input_is_read(tmp_path: Path) -> None:
+    broken = tmp_path / "broken" / "tokenizer.json"
+    broken.parent.mkdir()
+    broken.write_text('{"model": ')
     build = run_dbt_build(
         tmp_path,
         tmp_path / "not_there.jsonl",
-        extra_vars={"chunk_overlp": 32, "splitter": "sentence"},
+        extra_vars={
+            "chunk_overlp": 32,
+            "splitter": "sentence",
+            "tokenizer": str(broken),
+        },
         check=False,
     )
     assert build.returncode != 0
@@ -137,6 +154,11 @@ def test_a_typo_stops_the_build_before_the_input_is_read(tmp_path: Path) -> None
     assert "splitter = 'sentence': must be one of 'fast', 'llama_index'" in (
         build.output
     )
+    # Issue 31 item 8: a broken tokenizer.json stops it there too, one line.
+    assert (
+        f"tokenizer = '{broken}': tokenizer file '{broken}' is not a Hugging Face"
+        " tokenizer.json: "
+    ) in build.output
     assert "no such file or directory" not in build.output
     assert "Traceback" not in build.output
 

@@ -256,3 +256,28 @@ def test_worker_processes_chunk_with_the_options(wordpiece: str) -> None:
         and b["section_start_char"] < a["section_end_char"]
         for a, b in zip(rows, rows[1:], strict=False)
     )
+
+
+@pytest.mark.parametrize(
+    ("tokenizer", "label"),
+    [
+        ("cl100k_base", "cl100k_base"),
+        ("tiktoken o200k_base (allowed_special=all)", "o200k_base"),
+        ("/models/bge-small/tokenizer.json", "bge-small/tokenizer.json"),
+        (
+            "tokenizers file /m/e5/tokenizer.json sha256:ab12 (no special tokens)",
+            "e5/tokenizer.json",
+        ),
+        ("tokenizer.json", "tokenizer.json"),
+    ],
+)
+def test_tokenizer_label_names_the_tokenizer(tokenizer: str, label: str) -> None:
+    """Issue 31 item 10: what the statistics, the card and the figure title
+    call the tokenizer (they said cl100k_base whatever it was)."""
+    from kilt_chunks.figures import figure_captions
+    from kilt_chunks.splitter.options import tokenizer_label
+
+    assert tokenizer_label(tokenizer) == label
+    assert figure_captions(tokenizer)["tokens_per_chunk"] == (
+        f"Tokens per chunk ({label}), buckets of 8 tokens"
+    )

@@ -14,6 +14,7 @@ import pyarrow as pa
 import pytest
 
 from conftest import SAMPLE_JSONL, read_pages
+from kilt_chunks.chunking_settings import ChunkingSettings
 from kilt_chunks.sections import page_sections, parse_section_path, section_title
 from kilt_chunks.splitting import (
     CHUNK_SCHEMA,
@@ -71,9 +72,9 @@ def test_long_section_splits_at_sentences() -> None:
 
 
 def test_unknown_splitter_is_rejected_before_any_batch() -> None:
-    with pytest.raises(ValueError, match="unknown splitter 'nltk'"):
+    with pytest.raises(ValueError, match="splitter = 'nltk': must be one of"):
         next(split_section_batches(iter([]), splitter="nltk"))
-    with pytest.raises(ValueError, match="chunk_size must be > 0, got 0"):
+    with pytest.raises(ValueError, match="chunk_size = 0: must be a whole number"):
         next(split_section_batches(iter([]), chunk_size=0))
 
 
@@ -87,7 +88,7 @@ def test_blank_section_in_a_batch_names_the_page() -> None:
         }
     )
     with pytest.raises(ValueError, match="page 39: section 2"):
-        split_batch(batch, "llama_index")
+        split_batch(batch, ChunkingSettings(splitter="llama_index"))
 
 
 def test_a_million_spaces_split_fast_and_name_the_page_with_stock() -> None:
@@ -103,12 +104,12 @@ def test_a_million_spaces_split_fast_and_name_the_page_with_stock() -> None:
             "section_text": [text],
         }
     )
-    chunks = split_batch(batch, "fast").to_pydict()
+    chunks = split_batch(batch, ChunkingSettings(splitter="fast")).to_pydict()
     assert chunks["text"] == ["Before.", "after."]
     assert chunks["num_tokens"] == [2, 2]
     assert chunks["section_end_char"] == [7, len(text)]
     with pytest.raises(ValueError, match=r"page 39: section 2: the llama_index "):
-        split_batch(batch, "llama_index")
+        split_batch(batch, ChunkingSettings(splitter="llama_index"))
 
 
 def test_output_is_identical_for_any_worker_count() -> None:

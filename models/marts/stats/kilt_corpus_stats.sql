@@ -96,7 +96,12 @@ descriptions as (
         (0, 'pages', 'pages with at least one chunk'),
         (1, 'sections', 'kept sections'),
         (2, 'chunks', 'chunks'),
-        (3, 'tokens', 'cl100k_base tokens over all chunks'),
+        (
+            3, 'tokens',
+            kilt_tokenizer_label(
+                '{{ recorded_setting("tokenizer") | replace("'", "''") }}'
+            ) || ' tokens over all chunks'
+        ),
         (4, 'tokens_per_chunk_mean', 'tokens per chunk, mean'),
         (5, 'tokens_per_chunk_median', 'tokens per chunk, median'),
         (6, 'tokens_per_chunk_p90', 'tokens per chunk, 90th percentile'),

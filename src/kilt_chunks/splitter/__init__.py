@@ -24,12 +24,15 @@ Example::
 from __future__ import annotations
 
 import functools
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from kilt_chunks.splitter.options import DEFAULT_CHUNK_OVERLAP, DEFAULT_TOKENIZER
 from kilt_chunks.splitter.sentence import DEFAULT_CHUNK_SIZE, FastSentenceSplitter
 from kilt_chunks.splitter.stock import StockSentenceSplitter
 from kilt_chunks.splitter.tokens import count_tokens
+
+if TYPE_CHECKING:
+    from kilt_chunks.chunking_settings import ChunkingSettings
 
 __all__ = [
     "DEFAULT_CHUNK_OVERLAP",
@@ -69,7 +72,7 @@ class Splitter(Protocol):
 
 
 def get_splitter(
-    name: str = "fast",
+    name: str | ChunkingSettings = "fast",
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
     tokenizer: str = DEFAULT_TOKENIZER,
@@ -78,7 +81,9 @@ def get_splitter(
 
     Args:
         name: ``"fast"`` (:class:`FastSentenceSplitter`) or ``"llama_index"``
-            (:class:`StockSentenceSplitter`); both give identical chunks.
+            (:class:`StockSentenceSplitter`); both give identical chunks. Or
+            a whole :class:`~kilt_chunks.chunking_settings.ChunkingSettings`
+            (how the build calls it), whose fields replace the arguments.
         chunk_size: Chunk size in tokens (> 0). As in LlamaIndex, a
             chunk can come out a few tokens larger (pieces are counted
             separately; SPEC rule 6).
@@ -100,6 +105,10 @@ def get_splitter(
     Source: LlamaIndex ``SentenceSplitter(chunk_size, chunk_overlap,
     tokenizer=...)``.
     """
+    if not isinstance(name, str):
+        settings = name
+        name, chunk_size = settings.splitter, settings.chunk_size
+        chunk_overlap, tokenizer = settings.chunk_overlap, settings.tokenizer
     if name not in SPLITTER_NAMES:
         allowed = ", ".join(repr(n) for n in SPLITTER_NAMES)
         raise ValueError(f"unknown splitter {name!r}; allowed names: {allowed}")

@@ -39,6 +39,7 @@ __all__ = [
     "describe_tokenizer",
     "is_tokenizer_file",
     "load_tiktoken_encoding",
+    "tokenizer_label",
     "tokenizer_function",
     "tokenizer_problem",
 ]
@@ -200,9 +201,34 @@ def describe_tokenizer(tokenizer: str) -> str:
     return f"tiktoken {tokenizer} (allowed_special=all)"
 
 
+def tokenizer_label(tokenizer: str) -> str:
+    """A short name of a tokenizer for titles and table rows: the tiktoken
+    encoding (``"o200k_base"``), or a ``tokenizer.json`` as its folder and
+    file name (``"bge-small-en/tokenizer.json"``, the folder usually naming
+    the model).
+
+    Args:
+        tokenizer: The setting (a name or a path) or its
+            :func:`describe_tokenizer` text (as ``kilt_build_info`` holds it).
+    """
+    text = tokenizer.strip()
+    if text.startswith("tiktoken "):
+        return text.split()[1]
+    if text.startswith("tokenizers file "):
+        text = text.removeprefix("tokenizers file ").rsplit(" sha256:", 1)[0]
+    elif not is_tokenizer_file(text):
+        return text
+    parts = text.replace("\\", "/").rstrip("/").split("/")
+    return "/".join(part for part in parts[-2:] if part)
+
+
 def tokenizer_problem(tokenizer: object) -> str | None:
     """What is wrong with a ``tokenizer`` setting, or None (the settings
-    check; cheap: a file is checked to exist, a tiktoken name to be one)."""
+    check, before anything is read): the tokenizer is loaded as the chunking
+    will load it (:func:`tokenizer_function`: a ``tokenizer.json`` must parse,
+    a tiktoken encoding must be in the local cache), so a broken file stops
+    the build here in one line, not after the input is loaded and sectioned.
+    Cheap after the first call (cached)."""
     if not isinstance(tokenizer, str) or not tokenizer:
         return "must be a tiktoken encoding name or a tokenizer.json path"
     if tokenizer == DEFAULT_TOKENIZER:
@@ -210,10 +236,18 @@ def tokenizer_problem(tokenizer: object) -> str | None:
     if is_tokenizer_file(tokenizer):
         if not os.path.isfile(os.path.expanduser(tokenizer)):
             return "no such tokenizer.json file"
+        try:
+            tokenizer_function(os.path.expanduser(tokenizer))
+        except ValueError as exc:
+            return " ".join(str(exc).split())
         return None
     import tiktoken
 
     if tokenizer not in tiktoken.list_encoding_names():
         known = ", ".join(sorted(tiktoken.list_encoding_names()))
         return f"is neither a tiktoken encoding ({known}) nor a tokenizer.json path"
+    try:
+        load_tiktoken_encoding(tokenizer)
+    except ValueError as exc:
+        return str(exc)
     return None
