@@ -23,6 +23,7 @@ from kilt_chunks.dump.command import COMMANDS as DUMP_COMMANDS
 from kilt_chunks.dump.command import add_dump_commands, run_dump_command
 from kilt_chunks.evaluation import DEFAULT_KS, EvaluationError
 from kilt_chunks.export import CARD_FILE, EXPORT_TABLES, config_files
+from kilt_chunks.rag.llm_cli import add_llm_commands
 
 __all__ = [
     "DEFAULT_DB",
@@ -527,10 +528,13 @@ def main(argv: list[str] | None = None) -> int:
         "--token", help="Hub token (default: HF_TOKEN or the saved login)"
     )
     add_dump_commands(commands)  # from-dump, compare-pages
+    rag_commands = add_llm_commands(commands, default_db)  # utility, udcg, ...
     args = parser.parse_args(argv)
     try:
         if args.command in DUMP_COMMANDS:
             print(run_dump_command(args))
+        elif args.command in rag_commands:
+            print(rag_commands[args.command](args))
         elif args.command == "summary":
             print(build_summary(args.db))
         elif args.command == "bm25":
