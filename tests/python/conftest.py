@@ -260,3 +260,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "dbt: runs dbt (a build); `make test-fast` leaves these out"
     )
+    config.addinivalue_line(
+        "markers",
+        "rag: needs the rag extra (torch, sentence-transformers, faiss, Ray);"
+        " `make test-fast` leaves these out",
+    )

@@ -13,10 +13,13 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.rag
+
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from conftest import FIXTURES  # noqa: E402
+from test_provenance import build  # noqa: E402, F401 - the sample with the task
 
 from kilt_chunks.cli import main  # noqa: E402
 from kilt_chunks.rag import answer, contexts, udcg, utility  # noqa: E402
@@ -393,3 +396,55 @@ def test_answers_batched_equal_single(model_dir: str) -> None:
     )
     assert batched == one
     assert all(isinstance(a, str) for a in one)
+
+
+# ------------------------------------------------------------------ the chain
+
+
+@pytest.mark.dbt
+def test_chain_on_the_sample(build, model_dir: str, tmp_path: Path, capsys) -> None:
+    """bm25 run -> utility -> udcg -> contexts -> answer -> eval on the sample
+    built with the handmade task (the provenance tests' build)."""
+    from test_provenance import TASK
+
+    db = str(build.db_path)
+    run = tmp_path / "bm25.trec"
+    assert main(["bm25", "--task", TASK, "--db", db, "--index", str(tmp_path / "ix"),
+                 "--run", str(run), "-k", "3", "--threads", "1"]) == 0  # fmt: skip
+    out = tmp_path / "utility.json"
+    assert main(["utility", str(run), "--task", TASK, "--k", "2", "--db", db,
+                 "--model", model_dir, "--out", str(out), "--no-progress"]) == 0  # fmt: skip
+    items = json.loads(out.read_text())
+    qrels = {
+        (q, c)
+        for q, c in build.query(
+            f"select query_id, chunk_id from kilt_qrels_chunks where task = '{TASK}'"
+            " and relevance > 0"
+        )
+    }
+    passages = [(it["example_id"], p) for it in items for p in it["passages"]]
+    assert len(items) == 11 and len(passages) == 22
+    assert {(q, p["doc_id"]) for q, p in passages if p["is_relevant"]} == {
+        (q, p["doc_id"]) for q, p in passages if (q, p["doc_id"]) in qrels
+    }
+    assert any(p["is_relevant"] for _, p in passages)
+    texts = dict(build.query("select chunk_id, text from kilt_chunks"))
+    assert all(p["text"] == texts[p["doc_id"]] for _, p in passages)
+    expected = released_loop(model_dir, [(it["question"], p["text"]) for it in items for p in it["passages"]])
+    assert present(items, model_dir) == pytest.approx(expected, rel=1e-4)
+    assert main(["contexts", str(out), "--out", str(tmp_path / "c.jsonl"),
+                 "--num-distractors", "1", "--model-id", model_dir]) == 0  # fmt: skip
+    answers = tmp_path / "answers.jsonl"
+    assert main(["answer", str(tmp_path / "c.jsonl"), "--model", model_dir,
+                 "--max-new-tokens", "3", "--out", str(answers), "--no-progress"]) == 0  # fmt: skip
+    rows = [json.loads(line) for line in answers.read_text().splitlines()]
+    assert {r["setting"] for r in rows} >= {"retrieved", "inverse", "gold_at_0", "gold_at_1"}
+    capsys.readouterr()
+    kilt_run = tmp_path / "answers.jsonl.kilt" / "retrieved.jsonl"
+    assert main(["eval", str(kilt_run), "--task", TASK, "--db", db]) == 0
+    assert "downstream: KILT's eval_downstream.py" in capsys.readouterr().out
+    udcg_out = tmp_path / "udcg.json"
+    assert main(["udcg", str(out), "--model-id", model_dir, "--out", str(udcg_out),
+                 "--accuracy", str(answers), "--accuracy-measure", "f1", "--k", "2"]) == 0  # fmt: skip
+    fit = json.loads(Path(f"{udcg_out}.fit.json").read_text())
+    assert fit["num_queries"] == 11 and len(fit["weights_relevant"]) == 2

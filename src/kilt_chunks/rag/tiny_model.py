@@ -24,6 +24,9 @@ CHAT_TEMPLATE = (
     "{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}{% endif %}"
 )
 
+#: Longest prompt (tokens): a context of ten chunks fits.
+MAX_TOKENS = 32768
+
 SPECIAL_TOKENS = [
     "<|begin_of_text|>",
     "<|end_of_text|>",
@@ -94,7 +97,7 @@ def make_tiny_chat_model(
         tokenizer_object=tokenizer,
         bos_token="<|begin_of_text|>",
         eos_token="<|eot_id|>",
-        model_max_length=4096,
+        model_max_length=MAX_TOKENS,
     )
     fast.chat_template = CHAT_TEMPLATE
     fast.save_pretrained(folder)
@@ -105,7 +108,7 @@ def make_tiny_chat_model(
         num_hidden_layers=layers,
         num_attention_heads=4,
         num_key_value_heads=2,
-        max_position_embeddings=4096,
+        max_position_embeddings=MAX_TOKENS,
         bos_token_id=bos,
         eos_token_id=fast.eos_token_id,
         tie_word_embeddings=False,
@@ -118,3 +121,34 @@ def make_tiny_chat_model(
     model.generation_config.pad_token_id = fast.eos_token_id
     model.save_pretrained(folder)
     return folder
+
+
+def chunk_texts(db_path: str | Path, limit: int = 5000) -> list[str]:
+    """Up to ``limit`` chunk texts of a build (tokenizer training text)."""
+    import duckdb
+
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        rows = con.execute(
+            "select text from kilt_chunks order by chunk_id limit ?", [limit]
+        ).fetchall()
+    return [text for (text,) in rows]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m kilt_chunks.rag.tiny_model FOLDER [--db DB]``: write the
+    tiny random model (tokenizer trained on the build's chunks when --db is
+    given, so prompts are fewer tokens)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("folder")
+    parser.add_argument("--db", help="DuckDB file of a build: train on its chunks")
+    parser.add_argument("--vocab-size", type=int, default=4096)
+    args = parser.parse_args(argv)
+    texts = chunk_texts(args.db) if args.db else []
+    folder = make_tiny_chat_model(args.folder, texts, vocab_size=args.vocab_size)
+    print(f"tiny random chat model (RANDOM weights: its answers mean nothing) in {folder}/")
+
+
+if __name__ == "__main__":
+    main()

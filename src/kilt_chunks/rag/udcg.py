@@ -150,9 +150,12 @@ def correlations(scores: Sequence[float], accuracy: Sequence[float]) -> dict[str
     return result
 
 
-def read_accuracy(path: str | Path, measure: str) -> dict[str, float]:
-    """``query_id -> measure`` from per-query rows (JSON lines with
-    ``query_id``, as ``kilt-chunks answer`` writes them).
+def read_accuracy(
+    path: str | Path, measure: str, setting: str | None = "retrieved"
+) -> dict[str, float]:
+    """``query_id -> measure`` from per-context rows (JSON lines with
+    ``query_id``, as ``kilt-chunks answer`` writes them), the rows of one
+    ``setting`` (rows without a setting field are always read; None: all).
 
     Raises:
         UtilityError: Naming the file and line of a row without the fields.
@@ -164,6 +167,8 @@ def read_accuracy(path: str | Path, measure: str) -> dict[str, float]:
                 continue
             try:
                 row = json.loads(line)
+                if setting is not None and row.get("setting", setting) != setting:
+                    continue
                 values[str(row["query_id"])] = float(row[measure])
             except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
                 raise UtilityError(
@@ -259,6 +264,12 @@ def add_parser(commands: Any) -> None:
         "--accuracy-measure", default="contained", help="field of those rows (default: contained)"
     )
     parser.add_argument(
+        "--accuracy-setting",
+        default="retrieved",
+        help="context setting of those rows whose accuracy UDCG predicts"
+        " (default: retrieved, the passages in rank order)",
+    )
+    parser.add_argument(
         "--retrieval-eval", help="`kilt-chunks eval` JSON of the run (its per_query)"
     )
     parser.add_argument("--k", type=int, default=10, help="ranks of the fitted form")
@@ -306,7 +317,7 @@ def run(args: argparse.Namespace) -> str:
         fit = fit_report(
             scored,
             args.model_id,
-            read_accuracy(args.accuracy, args.accuracy_measure),
+            read_accuracy(args.accuracy, args.accuracy_measure, args.accuracy_setting),
             retrieval,
             args.k,
             args.label_field,

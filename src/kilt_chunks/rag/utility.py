@@ -405,6 +405,9 @@ def score_items(
             todo[key] = (question, text)
     report.cached = sum(1 for key in keys if key in known)
     todo_keys = list(todo)
+    tokenizer = model = None
+    if todo_keys and engine != "ray":  # loaded before the bar starts its clock
+        tokenizer, model = load_model(model_id, device, dtype)
     bar = tqdm(
         total=len(todo_keys),
         desc=f"utility {model_id}",
@@ -445,7 +448,6 @@ def score_items(
                 on_batch=done,
             )
         elif todo_keys:
-            tokenizer, model = load_model(model_id, device, dtype)
             sequences = tokenizer(
                 [abstention_prompt(tokenizer, q, t) for q, t in todo.values()],
                 truncation=True,
