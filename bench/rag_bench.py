@@ -48,29 +48,45 @@ def main() -> None:
     sequences = tokenizer(prompts, truncation=True)["input_ids"]
     token_id = utility.no_response_token_id(tokenizer)
     threads = torch.get_num_threads()
-    print(f"model {args.model}: {sum(p.numel() for p in model.parameters()):,} parameters,"
-          f" {threads} torch threads, load average {os.getloadavg()[0]:.1f}")
-    print("| batch size | pairs | wall s | CPU s | pairs / CPU s | mean prompt tokens |")
+    print(
+        f"model {args.model}:"
+        f" {sum(p.numel() for p in model.parameters()):,} parameters,"
+        f" {threads} torch threads, load average {os.getloadavg()[0]:.1f}"
+    )
+    print(
+        "| batch size | pairs | wall s | CPU s | pairs / CPU s | mean prompt tokens |"
+    )
     print("|---:|---:|---:|---:|---:|---:|")
     mean_tokens = statistics.mean(len(s) for s in sequences)
     for size in (int(b) for b in args.batch_sizes.split(",")):
         wall, cpu = time.perf_counter(), time.process_time()
-        utility.score_token_ids(model, sequences, token_id, tokenizer.pad_token_id, size)
+        utility.score_token_ids(
+            model, sequences, token_id, tokenizer.pad_token_id, size
+        )
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        print(f"| {size} | {len(sequences)} | {wall:.1f} | {cpu:.1f} |"
-              f" {len(sequences) / cpu:.1f} | {mean_tokens:.0f} |")
+        print(
+            f"| {size} | {len(sequences)} | {wall:.1f} | {cpu:.1f} |"
+            f" {len(sequences) / cpu:.1f} | {mean_tokens:.0f} |"
+        )
     with tempfile.TemporaryDirectory() as folder:
         cache = utility.UtilityCache(Path(folder))
         for i, (q, t) in enumerate(pairs):
-            cache.add({
-                "key": utility.pair_key(args.model, "float32", q, f"{t}{i}"),
-                "model": args.model, "dtype": "float32",
-                "prompt_version": "x", "question": q,
-                "passage_sha256": utility.pair_key("", "", "", t), "no_res_prob": 0.5,
-            })  # fmt: skip
+            cache.add(
+                {
+                    "key": utility.pair_key(args.model, "float32", q, f"{t}{i}"),
+                    "model": args.model,
+                    "dtype": "float32",
+                    "prompt_version": "x",
+                    "question": q,
+                    "passage_sha256": utility.pair_key("", "", "", t),
+                    "no_res_prob": 0.5,
+                }
+            )
         cache.flush()
-        print(f"cache: {cache.size_bytes() / len(pairs):.0f} bytes per pair"
-              f" ({len(pairs)} pairs in one part file)")
+        print(
+            f"cache: {cache.size_bytes() / len(pairs):.0f} bytes per pair"
+            f" ({len(pairs)} pairs in one part file)"
+        )
     if Path(args.db).exists():
         import duckdb
         import tiktoken
@@ -79,8 +95,10 @@ def main() -> None:
         with duckdb.connect(args.db, read_only=True) as con:
             texts = [t for (t,) in con.sql("select text from kilt_chunks").fetchall()]
         tokens = [len(encoding.encode(t)) for t in texts]
-        print(f"chunks of {args.db}: {len(tokens):,}, cl100k_base tokens mean"
-              f" {statistics.mean(tokens):.0f}, median {statistics.median(tokens):.0f}")
+        print(
+            f"chunks of {args.db}: {len(tokens):,}, cl100k_base tokens mean"
+            f" {statistics.mean(tokens):.0f}, median {statistics.median(tokens):.0f}"
+        )
 
 
 if __name__ == "__main__":

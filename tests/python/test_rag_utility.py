@@ -18,9 +18,9 @@ pytestmark = pytest.mark.rag
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from conftest import FIXTURES  # noqa: E402
-from test_provenance import build  # noqa: E402, F401 - the sample with the task
+from test_provenance import build  # noqa: E402, F401 - the sample + the task
 
+from conftest import FIXTURES  # noqa: E402
 from kilt_chunks.cli import main  # noqa: E402
 from kilt_chunks.rag import answer, contexts, udcg, utility  # noqa: E402
 from kilt_chunks.rag.tiny_model import make_tiny_chat_model  # noqa: E402
@@ -35,8 +35,15 @@ ITEMS = [
         "example_id": "a",
         "question": QUESTION_A,
         "passages": [
-            {"doc_id": "p1", "text": "Enceladus is a moon of Saturn.", "is_relevant": True},
-            {"doc_id": "p2", "text": "Albedo is the fraction of sunlight reflected. " * 4},
+            {
+                "doc_id": "p1",
+                "text": "Enceladus is a moon of Saturn.",
+                "is_relevant": True,
+            },
+            {
+                "doc_id": "p2",
+                "text": "Albedo is the fraction of sunlight reflected. " * 4,
+            },
             {"doc_id": "p3", "title": "no text"},  # skipped, as released
             {"doc_id": "p4", "text": "Snow."},
         ],
@@ -115,7 +122,12 @@ def present(items: list[dict], model: str) -> list[float]:
 def test_equals_released_loop_and_batching(model_dir: str, tmp_path: Path) -> None:
     expected = released_loop(
         model_dir,
-        [(it["question"], p["text"]) for it in ITEMS for p in it["passages"] if "text" in p],
+        [
+            (it["question"], p["text"])
+            for it in ITEMS
+            for p in it["passages"]
+            if "text" in p
+        ],
     )
     # The random model is not uniform: the probabilities differ by pair.
     assert max(expected) / min(expected) > 1.05
@@ -144,10 +156,13 @@ def test_prompt_ids_as_released(model_dir: str) -> None:
     # The template writes BOS and the tokenizer call adds another, as with
     # Llama 3 in the released code.
     assert ids[:2] == [bos, bos] and ids[2] != bos
-    assert prompt.endswith("Answer:<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n")
-    assert utility.no_response_token_id(tokenizer) == tokenizer.encode(
-        "NO-RESPONSE", add_special_tokens=False
-    )[0]
+    assert prompt.endswith(
+        "Answer:<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"
+    )
+    assert (
+        utility.no_response_token_id(tokenizer)
+        == tokenizer.encode("NO-RESPONSE", add_special_tokens=False)[0]
+    )
 
 
 def test_left_padded_positions() -> None:
@@ -178,14 +193,18 @@ def test_killed_run_resumes(model_dir: str, tmp_path: Path, monkeypatch) -> None
 
     monkeypatch.setattr(utility, "score_token_ids", killed_after_two_batches)
     with pytest.raises(KeyboardInterrupt):
-        utility.score_items(ITEMS, model_dir, cache_dir=cache, batch_size=2, progress=False)
+        utility.score_items(
+            ITEMS, model_dir, cache_dir=cache, batch_size=2, progress=False
+        )
     assert len(utility.UtilityCache(cache).load()) == 4
     monkeypatch.setattr(utility, "score_token_ids", real)
     resumed, report = utility.score_items(
         ITEMS, model_dir, cache_dir=cache, batch_size=2, progress=False
     )
     assert (report.cached, report.computed) == (4, 2)
-    assert present(resumed, model_dir) == pytest.approx(present(full, model_dir), rel=1e-5)
+    assert present(resumed, model_dir) == pytest.approx(
+        present(full, model_dir), rel=1e-5
+    )
     # Another dtype is another key.
     _, report = utility.score_items(
         ITEMS[:1], model_dir, cache_dir=cache, dtype="bfloat16", progress=False
@@ -198,10 +217,20 @@ def test_cli_json_and_table(model_dir: str, tmp_path: Path, capsys) -> None:
     source.write_text(json.dumps(ITEMS), encoding="utf-8")
     out = tmp_path / "out.json"
     args = [
-        "utility", str(source), "--model", model_dir, "--device", "cpu",
-        "--dtype", "float32", "--out", str(out), "--sql-db", str(tmp_path / "u.duckdb"),
+        "utility",
+        str(source),
+        "--model",
+        model_dir,
+        "--device",
+        "cpu",
+        "--dtype",
+        "float32",
+        "--out",
+        str(out),
+        "--sql-db",
+        str(tmp_path / "u.duckdb"),
         "--no-progress",
-    ]  # fmt: skip
+    ]
     assert main(args) == 0
     assert "6 pairs: 0 from the cache, 6 computed" in capsys.readouterr().out
     assert main(args) == 0
@@ -253,9 +282,15 @@ def test_udcg_equals_released_sample_output(tmp_path: Path) -> None:
     expected = json.loads((RELEASED / "dataset_with_udcg.json").read_text())
     out = tmp_path / "u.json"
     args = [
-        "udcg", str(RELEASED / "dataset_with_scores.json"), "--model-id", RELEASED_MODEL,
-        "--out", str(out), "--irrelevant-weight", "-0.333",
-    ]  # fmt: skip
+        "udcg",
+        str(RELEASED / "dataset_with_scores.json"),
+        "--model-id",
+        RELEASED_MODEL,
+        "--out",
+        str(out),
+        "--irrelevant-weight",
+        "-0.333",
+    ]
     assert main(args) == 0
     got = json.loads(out.read_text())
     assert got == expected  # the whole file, values to the last bit
@@ -296,7 +331,10 @@ def test_fit_recovers_weights() -> None:
         for rank in range(2):
             prob = ((q * 7 + rank * 3) % 10) / 10
             passages.append(
-                {"is_relevant": (q + rank) % 3 == 0, "models_info": {m: {"no_res_prob": prob}}}
+                {
+                    "is_relevant": (q + rank) % 3 == 0,
+                    "models_info": {m: {"no_res_prob": prob}},
+                }
             )
         x = udcg.position_features(passages, m, 2)
         acc = intercept + sum(
@@ -308,7 +346,9 @@ def test_fit_recovers_weights() -> None:
     assert report["weights_relevant"] == pytest.approx(weights_rel, abs=1e-9)
     assert report["weights_irrelevant"] == pytest.approx(weights_irr, abs=1e-9)
     assert report["intercept"] == pytest.approx(intercept, abs=1e-9)
-    assert report["correlations"]["udcg_fitted_in_sample"]["pearson"] == pytest.approx(1.0)
+    assert report["correlations"]["udcg_fitted_in_sample"]["pearson"] == pytest.approx(
+        1.0
+    )
 
 
 def test_correlations_hand_worked() -> None:
@@ -342,7 +382,9 @@ def test_contexts_positions_and_orders() -> None:
             for r in range(1, 6)
         ],
     }
-    rows, missing = contexts.contexts_of_item(item, num_distractors=2, model_id=m, seed=1)
+    rows, missing = contexts.contexts_of_item(
+        item, num_distractors=2, model_id=m, seed=1
+    )
     by = {r["setting"]: [p["doc_id"] for p in r["passages"]] for r in rows}
     assert missing is None
     # Hard distractors: not relevant, no gold answer (d4 holds one): d1, d2.
@@ -388,7 +430,9 @@ def test_answers_batched_equal_single(model_dir: str) -> None:
         ]
     ]
     one = [
-        answer.generate_answers(tokenizer, model, [r], max_new_tokens=6, progress=False)[0]
+        answer.generate_answers(
+            tokenizer, model, [r], max_new_tokens=6, progress=False
+        )[0]
         for r in rows
     ]
     batched = answer.generate_answers(
@@ -402,22 +446,61 @@ def test_answers_batched_equal_single(model_dir: str) -> None:
 
 
 @pytest.mark.dbt
-def test_chain_on_the_sample(build, model_dir: str, tmp_path: Path, capsys) -> None:
+def test_chain_on_the_sample(
+    request: pytest.FixtureRequest, model_dir: str, tmp_path: Path, capsys
+) -> None:
     """bm25 run -> utility -> udcg -> contexts -> answer -> eval on the sample
     built with the handmade task (the provenance tests' build)."""
     from test_provenance import TASK
 
-    db = str(build.db_path)
+    built = request.getfixturevalue("build")
+    db = str(built.db_path)
     run = tmp_path / "bm25.trec"
-    assert main(["bm25", "--task", TASK, "--db", db, "--index", str(tmp_path / "ix"),
-                 "--run", str(run), "-k", "3", "--threads", "1"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "bm25",
+                "--task",
+                TASK,
+                "--db",
+                db,
+                "--index",
+                str(tmp_path / "ix"),
+                "--run",
+                str(run),
+                "-k",
+                "3",
+                "--threads",
+                "1",
+            ]
+        )
+        == 0
+    )
     out = tmp_path / "utility.json"
-    assert main(["utility", str(run), "--task", TASK, "--k", "2", "--db", db,
-                 "--model", model_dir, "--out", str(out), "--no-progress"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "utility",
+                str(run),
+                "--task",
+                TASK,
+                "--k",
+                "2",
+                "--db",
+                db,
+                "--model",
+                model_dir,
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     items = json.loads(out.read_text())
     qrels = {
         (q, c)
-        for q, c in build.query(
+        for q, c in built.query(
             f"select query_id, chunk_id from kilt_qrels_chunks where task = '{TASK}'"
             " and relevance > 0"
         )
@@ -428,23 +511,74 @@ def test_chain_on_the_sample(build, model_dir: str, tmp_path: Path, capsys) -> N
         (q, p["doc_id"]) for q, p in passages if (q, p["doc_id"]) in qrels
     }
     assert any(p["is_relevant"] for _, p in passages)
-    texts = dict(build.query("select chunk_id, text from kilt_chunks"))
+    texts = dict(built.query("select chunk_id, text from kilt_chunks"))
     assert all(p["text"] == texts[p["doc_id"]] for _, p in passages)
-    expected = released_loop(model_dir, [(it["question"], p["text"]) for it in items for p in it["passages"]])
+    expected = released_loop(
+        model_dir, [(it["question"], p["text"]) for it in items for p in it["passages"]]
+    )
     assert present(items, model_dir) == pytest.approx(expected, rel=1e-4)
-    assert main(["contexts", str(out), "--out", str(tmp_path / "c.jsonl"),
-                 "--num-distractors", "1", "--model-id", model_dir]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "contexts",
+                str(out),
+                "--out",
+                str(tmp_path / "c.jsonl"),
+                "--num-distractors",
+                "1",
+                "--model-id",
+                model_dir,
+            ]
+        )
+        == 0
+    )
     answers = tmp_path / "answers.jsonl"
-    assert main(["answer", str(tmp_path / "c.jsonl"), "--model", model_dir,
-                 "--max-new-tokens", "3", "--out", str(answers), "--no-progress"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "answer",
+                str(tmp_path / "c.jsonl"),
+                "--model",
+                model_dir,
+                "--max-new-tokens",
+                "3",
+                "--out",
+                str(answers),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     rows = [json.loads(line) for line in answers.read_text().splitlines()]
-    assert {r["setting"] for r in rows} >= {"retrieved", "inverse", "gold_at_0", "gold_at_1"}
+    assert {r["setting"] for r in rows} >= {
+        "retrieved",
+        "inverse",
+        "gold_at_0",
+        "gold_at_1",
+    }
     capsys.readouterr()
     kilt_run = tmp_path / "answers.jsonl.kilt" / "retrieved.jsonl"
     assert main(["eval", str(kilt_run), "--task", TASK, "--db", db]) == 0
     assert "downstream: KILT's eval_downstream.py" in capsys.readouterr().out
     udcg_out = tmp_path / "udcg.json"
-    assert main(["udcg", str(out), "--model-id", model_dir, "--out", str(udcg_out),
-                 "--accuracy", str(answers), "--accuracy-measure", "f1", "--k", "2"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "udcg",
+                str(out),
+                "--model-id",
+                model_dir,
+                "--out",
+                str(udcg_out),
+                "--accuracy",
+                str(answers),
+                "--accuracy-measure",
+                "f1",
+                "--k",
+                "2",
+            ]
+        )
+        == 0
+    )
     fit = json.loads(Path(f"{udcg_out}.fit.json").read_text())
     assert fit["num_queries"] == 11 and len(fit["weights_relevant"]) == 2

@@ -26,7 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from kilt_chunks.rag.prompts import answer_messages
-from kilt_chunks.rag.utility import DEFAULT_BATCH_SIZE, DTYPES, UtilityError, left_padded, load_model
+from kilt_chunks.rag.utility import (
+    DEFAULT_BATCH_SIZE,
+    DTYPES,
+    UtilityError,
+    left_padded,
+    load_model,
+)
 
 #: Tokens generated per answer (``--max-new-tokens``).
 MAX_NEW_TOKENS = 32
@@ -94,10 +100,14 @@ def generate_answers(
     order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
     answers = [""] * len(sequences)
     device = next(model.parameters()).device
-    with tqdm(total=len(order), desc="answer", unit="context", disable=not progress) as bar:
+    with tqdm(
+        total=len(order), desc="answer", unit="context", disable=not progress
+    ) as bar:
         for start in range(0, len(order), batch_size):
             indices = order[start : start + batch_size]
-            ids, mask, _ = left_padded([sequences[i] for i in indices], tokenizer.pad_token_id)
+            ids, mask, _ = left_padded(
+                [sequences[i] for i in indices], tokenizer.pad_token_id
+            )
             with torch.no_grad():
                 out = model.generate(
                     input_ids=ids.to(device),
@@ -135,7 +145,9 @@ def score_rows(contexts: Sequence[dict], answers: Sequence[str]) -> list[dict]:
     return rows
 
 
-def write_kilt_runs(contexts: Sequence[dict], answers: Sequence[str], folder: Path) -> list[Path]:
+def write_kilt_runs(
+    contexts: Sequence[dict], answers: Sequence[str], folder: Path
+) -> list[Path]:
     """One KILT prediction file per setting: ``{"id", "output": [{"answer",
     "provenance": [{"chunk_id", "text"}...]}]}`` per context. Returns the
     files."""
@@ -149,7 +161,10 @@ def write_kilt_runs(contexts: Sequence[dict], answers: Sequence[str], folder: Pa
             for p in context["passages"]
             if is_chunk_id(str(p.get("doc_id", "")))
         ]
-        line = {"id": context["query_id"], "output": [{"answer": answer, "provenance": provenance}]}
+        line = {
+            "id": context["query_id"],
+            "output": [{"answer": answer, "provenance": provenance}],
+        }
         by_setting.setdefault(str(context.get("setting")), []).append(json.dumps(line))
     paths = []
     for setting, lines in by_setting.items():
@@ -172,7 +187,9 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("contexts", help="JSON lines of `kilt-chunks contexts`")
     parser.add_argument("--model", required=True, help="model folder or cached hub id")
     parser.add_argument("--out", required=True, help="per-context rows (JSON lines)")
-    parser.add_argument("--kilt-dir", help="KILT prediction files (default: <out>.kilt/)")
+    parser.add_argument(
+        "--kilt-dir", help="KILT prediction files (default: <out>.kilt/)"
+    )
     parser.add_argument("--device", default="cpu", help="cpu, cuda, auto (device_map)")
     parser.add_argument("--dtype", default="float32", choices=DTYPES)
     parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
@@ -214,6 +231,7 @@ def run(args: argparse.Namespace) -> str:
         settings.setdefault(str(row["setting"]), []).append(row["contained"])
     for setting, values in settings.items():
         lines.append(
-            f"  {setting:<24} contained {sum(values) / len(values):.3f} ({len(values)} queries)"
+            f"  {setting:<24} contained {sum(values) / len(values):.3f}"
+            f" ({len(values)} queries)"
         )
     return "\n".join(lines)

@@ -32,9 +32,21 @@ from pathlib import Path
 from typing import Any
 
 from kilt_chunks.rag.udcg import LABEL_FIELDS, no_res_prob
-from kilt_chunks.rag.utility import UtilityError, is_json_input, items_from_run, read_items, write_json
+from kilt_chunks.rag.utility import (
+    UtilityError,
+    is_json_input,
+    items_from_run,
+    read_items,
+    write_json,
+)
 
-ORDERS = ("retrieved", "inverse", "shuffled", "relevant_first", "least_distracting_first")
+ORDERS = (
+    "retrieved",
+    "inverse",
+    "shuffled",
+    "relevant_first",
+    "least_distracting_first",
+)
 #: Passage fields kept in a context.
 _KEPT = ("doc_id", "rank", "text", "is_relevant", "has_answer", "models_info")
 
@@ -78,7 +90,8 @@ def contexts_of_item(
     """
     query_id = str(item.get("example_id"))
     passages = sorted(
-        item.get("passages", []), key=lambda p: (p.get("rank") is None, p.get("rank", 0))
+        item.get("passages", []),
+        key=lambda p: (p.get("rank") is None, p.get("rank", 0)),
     )
     base = {
         "query_id": query_id,
@@ -149,14 +162,18 @@ def add_parser(commands: Any, default_db: str) -> None:
         default="jsonl",
         help="JSON lines (default) or the released UDCG input format",
     )
-    parser.add_argument("--num-distractors", type=int, default=4, help="n (positions 0..n)")
+    parser.add_argument(
+        "--num-distractors", type=int, default=4, help="n (positions 0..n)"
+    )
     parser.add_argument("--distractors", choices=("rank", "effect"), default="rank")
     parser.add_argument("--model-id", help="model key of no_res_prob (effect orders)")
     parser.add_argument("--label-field", choices=LABEL_FIELDS, default="is_relevant")
     parser.add_argument(
         "--orders", default=",".join(ORDERS), help="comma-separated (default: all five)"
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the shuffled order")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the shuffled order"
+    )
     parser.add_argument("--task", help="task (run input)")
     parser.add_argument("--k", type=int, default=10, help="top chunks (run input)")
     parser.add_argument("--db", default=default_db, help="DuckDB file (run input)")
@@ -169,7 +186,9 @@ def run(args: argparse.Namespace) -> str:
         UtilityError: Bad input (one line).
     """
     if args.num_distractors < 0:
-        raise UtilityError(f"--num-distractors must be >= 0, not {args.num_distractors}")
+        raise UtilityError(
+            f"--num-distractors must be >= 0, not {args.num_distractors}"
+        )
     if is_json_input(args.input):
         items = read_items(args.input)
     else:
@@ -197,7 +216,12 @@ def run(args: argparse.Namespace) -> str:
     if args.format == "udcg":
         write_json(
             [
-                {"example_id": r["context_id"], "question": r["question"], "answers": r["answers"], "passages": r["passages"]}
+                {
+                    "example_id": r["context_id"],
+                    "question": r["question"],
+                    "answers": r["answers"],
+                    "passages": r["passages"],
+                }
                 for r in rows
             ],
             out,

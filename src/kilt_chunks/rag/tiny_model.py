@@ -70,8 +70,14 @@ def make_tiny_chat_model(
         ``AutoTokenizer`` (``local_files_only=True``).
     """
     import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
-    from tokenizers import trainers
+    from tokenizers import (
+        Tokenizer,
+        decoders,
+        models,
+        pre_tokenizers,
+        processors,
+        trainers,
+    )
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
     folder = Path(folder)
@@ -147,7 +153,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     texts = chunk_texts(args.db) if args.db else []
     folder = make_tiny_chat_model(args.folder, texts, vocab_size=args.vocab_size)
-    print(f"tiny random chat model (RANDOM weights: its answers mean nothing) in {folder}/")
+    print(
+        "tiny random chat model (RANDOM weights: its answers mean nothing)"
+        f" in {folder}/"
+    )
 
 
 if __name__ == "__main__":

@@ -116,7 +116,9 @@ def position_features(
     return features
 
 
-def fit_weights(features: Sequence[Sequence[float]], accuracy: Sequence[float]) -> tuple[list[float], float]:
+def fit_weights(
+    features: Sequence[Sequence[float]], accuracy: Sequence[float]
+) -> tuple[list[float], float]:
     """Least-squares weights (one per feature) and intercept with
     ``accuracy ~ intercept + features @ weights`` (numpy ``lstsq``: the
     minimum-norm solution when the features are collinear, e.g. a rank never
@@ -125,11 +127,15 @@ def fit_weights(features: Sequence[Sequence[float]], accuracy: Sequence[float]) 
 
     x = np.asarray(features, dtype=float)
     design = np.hstack([np.ones((len(x), 1)), x])
-    solution, *_ = np.linalg.lstsq(design, np.asarray(accuracy, dtype=float), rcond=None)
+    solution, *_ = np.linalg.lstsq(
+        design, np.asarray(accuracy, dtype=float), rcond=None
+    )
     return [float(w) for w in solution[1:]], float(solution[0])
 
 
-def correlations(scores: Sequence[float], accuracy: Sequence[float]) -> dict[str, float | None]:
+def correlations(
+    scores: Sequence[float], accuracy: Sequence[float]
+) -> dict[str, float | None]:
     """Pearson, Spearman and Kendall (tau-b) correlation of scores with
     accuracy (scipy.stats); None where undefined (a constant series or
     fewer than 2 queries)."""
@@ -210,14 +216,25 @@ def fit_report(
     if not used:
         raise UtilityError("no item's example_id has an accuracy row")
     acc = [accuracy[str(it["example_id"])] for it in used]
-    features = [position_features(it.get("passages", []), model_id, k, label_field) for it in used]
+    features = [
+        position_features(it.get("passages", []), model_id, k, label_field)
+        for it in used
+    ]
     weights, intercept = fit_weights(features, acc)
-    fitted = [intercept + sum(w * x for w, x in zip(weights, f, strict=True)) for f in features]
+    fitted = [
+        intercept + sum(w * x for w, x in zip(weights, f, strict=True))
+        for f in features
+    ]
     series: dict[str, list[float]] = {
         "udcg": [it["udcg"][model_id] for it in used],
         "udcg_fitted_in_sample": fitted,
     }
-    for name in (f"chunk nDCG@{k}", f"chunk recall@{k}", f"recall@{k}", f"precision@{k}"):
+    for name in (
+        f"chunk nDCG@{k}",
+        f"chunk recall@{k}",
+        f"recall@{k}",
+        f"precision@{k}",
+    ):
         rows = [retrieval.get(str(it["example_id"]), {}) for it in used]
         if rows and all(name in r for r in rows):
             series[name] = [float(r[name]) for r in rows]
@@ -229,7 +246,9 @@ def fit_report(
         "weights_relevant": weights[0::2],
         "weights_irrelevant": weights[1::2],
         "intercept": intercept,
-        "correlations": {name: correlations(values, acc) for name, values in series.items()},
+        "correlations": {
+            name: correlations(values, acc) for name, values in series.items()
+        },
     }
 
 
@@ -240,14 +259,17 @@ def add_parser(commands: Any) -> None:
     """Register ``kilt-chunks udcg`` on the CLI's subparsers."""
     parser = commands.add_parser(
         "udcg",
-        help="UDCG of each item (GiovanniTRA/UDCG compute_udcg_scores.py) and its fitted form",
+        help="UDCG of each item (the released compute_udcg_scores.py) and its"
+        " fitted form",
         description="The released UDCG of each item of a utility output, written"
         " as item['udcg'][MODEL_ID]; with --accuracy, the fitted per-rank"
         " weights and the correlation of UDCG, nDCG@k, recall@k and precision@k"
         " with answer accuracy.",
     )
     parser.add_argument("input", help="JSON in the released format with no_res_prob")
-    parser.add_argument("--model-id", required=True, help="the model key of models_info")
+    parser.add_argument(
+        "--model-id", required=True, help="the model key of models_info"
+    )
     parser.add_argument("--out", required=True, help="JSON file to write")
     parser.add_argument("--relevant-weight", type=float, default=RELEVANT_WEIGHT)
     parser.add_argument("--irrelevant-weight", type=float, default=IRRELEVANT_WEIGHT)
@@ -261,7 +283,9 @@ def add_parser(commands: Any) -> None:
         "--accuracy", help="per-query rows of `kilt-chunks answer` (JSON lines)"
     )
     parser.add_argument(
-        "--accuracy-measure", default="contained", help="field of those rows (default: contained)"
+        "--accuracy-measure",
+        default="contained",
+        help="field of those rows (default: contained)",
     )
     parser.add_argument(
         "--accuracy-setting",

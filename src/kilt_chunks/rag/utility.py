@@ -90,7 +90,9 @@ def read_items(path: str | Path) -> list[dict]:
     return items
 
 
-def items_from_run(run_path: str | Path, db_path: str | Path, task: str, k: int) -> list[dict]:
+def items_from_run(
+    run_path: str | Path, db_path: str | Path, task: str, k: int
+) -> list[dict]:
     """Items in the released format from a chunk run of this project (TREC
     lines as ``kilt-chunks bm25`` writes them): one per query of the task
     (``bm25.task_queries``, in task order), its top-``k`` chunks as passages.
@@ -405,7 +407,8 @@ def score_items(
             todo[key] = (question, text)
     report.cached = sum(1 for key in keys if key in known)
     todo_keys = list(todo)
-    tokenizer = model = None
+    tokenizer: Any = None
+    model: Any = None
     if todo_keys and engine != "ray":  # loaded before the bar starts its clock
         tokenizer, model = load_model(model_id, device, dtype)
     bar = tqdm(
@@ -555,7 +558,9 @@ def write_json(items: Sequence[dict], path: str | Path) -> None:
     path.write_text(json.dumps(list(items), indent=2), encoding="utf-8")
 
 
-def write_table(items: Sequence[dict], model_id: str, dtype: str, db_path: str | Path) -> int:
+def write_table(
+    items: Sequence[dict], model_id: str, dtype: str, db_path: str | Path
+) -> int:
     """Replace this model's, dtype's and prompt version's rows of the DuckDB
     table :data:`TABLE` with the scores of the items: one row per passage
     with a score (``example_id``, ``question``, ``passage_index``,
@@ -567,7 +572,9 @@ def write_table(items: Sequence[dict], model_id: str, dtype: str, db_path: str |
 
     rows = [
         {
-            "example_id": None if item.get("example_id") is None else str(item["example_id"]),
+            "example_id": None
+            if item.get("example_id") is None
+            else str(item["example_id"]),
             "question": item["question"],
             "passage_index": j,
             "doc_id": None if p.get("doc_id") is None else str(p["doc_id"]),
@@ -603,7 +610,9 @@ def write_table(items: Sequence[dict], model_id: str, dtype: str, db_path: str |
     table = pa.Table.from_pylist(rows, schema=schema)
     with duckdb.connect(str(db_path)) as con:
         con.register("new_rows", table)
-        con.execute(f"create table if not exists {TABLE} as select * from new_rows limit 0")
+        con.execute(
+            f"create table if not exists {TABLE} as select * from new_rows limit 0"
+        )
         con.execute(
             f"delete from {TABLE} where model = ? and dtype = ? and prompt_version = ?",
             [model_id, dtype, PROMPT_VERSION],
@@ -628,26 +637,40 @@ def add_parser(commands: Any, default_db: str) -> None:
     )
     parser.add_argument("input", help="released-format JSON, or a TREC chunk run")
     parser.add_argument("--model", required=True, help="model folder or cached hub id")
-    parser.add_argument("--out", required=True, help="JSON file to write (released format)")
+    parser.add_argument(
+        "--out", required=True, help="JSON file to write (released format)"
+    )
     parser.add_argument("--device", default="cpu", help="cpu, cuda, auto (device_map)")
     parser.add_argument("--dtype", default="float32", choices=DTYPES)
     parser.add_argument(
-        "--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help="prompts per forward pass"
+        "--batch-size",
+        type=int,
+        default=DEFAULT_BATCH_SIZE,
+        help="prompts per forward pass",
     )
     parser.add_argument(
         "--cache", help="cache folder (default: <out>.cache/ beside the output)"
     )
     parser.add_argument("--task", help="task of the run's queries (run input)")
-    parser.add_argument("--k", type=int, default=10, help="top chunks per query (run input)")
-    parser.add_argument("--db", default=default_db, help="DuckDB file of the build (run input)")
+    parser.add_argument(
+        "--k", type=int, default=10, help="top chunks per query (run input)"
+    )
+    parser.add_argument(
+        "--db", default=default_db, help="DuckDB file of the build (run input)"
+    )
     parser.add_argument(
         "--sql-db",
         help=f"DuckDB file to write the table {TABLE} into (default: none)",
     )
     parser.add_argument("--engine", choices=("local", "ray"), default="local")
-    parser.add_argument("--ray-workers", type=int, default=1, help="Ray actors (models)")
     parser.add_argument(
-        "--gpus-per-worker", type=float, default=0.0, help="GPUs per Ray actor (1: one model per GPU)"
+        "--ray-workers", type=int, default=1, help="Ray actors (models)"
+    )
+    parser.add_argument(
+        "--gpus-per-worker",
+        type=float,
+        default=0.0,
+        help="GPUs per Ray actor (1: one model per GPU)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
