@@ -253,21 +253,17 @@ def test_cli_json_and_table(model_dir: str, tmp_path: Path, capsys) -> None:
 
 
 def test_ray_engine_equals_local(model_dir: str, tmp_path: Path) -> None:
-    pytest.importorskip("ray")
-    import ray
-
-    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
-    try:
-        out, report = utility.score_items(
-            ITEMS[:1],
-            model_dir,
-            cache_dir=tmp_path / "ray",
-            engine="ray",
-            batch_size=2,
-            progress=False,
-        )
-    finally:
-        ray.shutdown()
+    ray = pytest.importorskip("ray")
+    # A local Ray of its own, shut down at the end.
+    out, report = utility.score_items(
+        ITEMS[:1],
+        model_dir,
+        cache_dir=tmp_path / "ray",
+        engine="ray",
+        batch_size=2,
+        progress=False,
+    )
+    assert not ray.is_initialized()
     local, _ = utility.score_items(
         ITEMS[:1], model_dir, cache_dir=tmp_path / "local", progress=False
     )

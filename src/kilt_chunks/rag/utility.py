@@ -375,6 +375,7 @@ def score_items(
     engine: str = "local",
     ray_workers: int = 1,
     gpus_per_worker: float = 0.0,
+    ray_address: str | None = None,
     progress: bool = True,
 ) -> tuple[list[dict], ScoreReport]:
     """``no_res_prob`` of every (question, passage) of the items.
@@ -382,7 +383,8 @@ def score_items(
     A passage without a string ``text`` gets no score (the released code
     prints an error and skips it). Pairs found in the cache are not
     computed; the others are computed (``engine`` ``local``: here;
-    ``ray``: Ray Data, :func:`_score_with_ray`) and written to the cache
+    ``ray``: Ray Data on a local Ray or the cluster at ``ray_address``,
+    :func:`_score_with_ray`) and written to the cache
     every :data:`FLUSH_PAIRS` pairs.
 
     Returns:
@@ -448,6 +450,7 @@ def score_items(
                 batch_size=batch_size,
                 workers=ray_workers,
                 gpus_per_worker=gpus_per_worker,
+                address=ray_address,
                 on_batch=done,
             )
         elif todo_keys:
@@ -511,21 +514,51 @@ def _score_with_ray(
     batch_size: int,
     workers: int,
     gpus_per_worker: float,
+    address: str | None,
     on_batch: Callable[[list[int], list[float]], None],
 ) -> None:
     """Score pairs with Ray Data: ``map_batches`` over ``workers`` actors
     (:class:`_RayScorer`, each with ``gpus_per_worker`` GPUs: one model per
     GPU), results streamed back to the driver, which feeds ``on_batch``
-    (cache, progress). Uses a running Ray cluster when ``RAY_ADDRESS`` is
-    set, else starts a local one."""
+    (cache, progress). Connects to the cluster at ``address`` (``auto``,
+    ``ray://host:10001``) when given, else starts a Ray of its own on this
+    machine (``address="local"``: never another process's cluster found
+    through /tmp/ray) and shuts it down at the end; an already initialised
+    Ray is used as it is."""
     import ray
 
-    if not ray.is_initialized():
-        ray.init(
-            address=os.environ.get("RAY_ADDRESS"),
-            include_dashboard=False,
-            log_to_driver=False,
-        )
+    started = not ray.is_initialized()
+    if started:
+        options: dict[str, Any] = {
+            "include_dashboard": False,
+            "log_to_driver": False,
+            "logging_level": "ERROR",
+        }
+        if address:
+            ray.init(address=address, **options)
+        else:
+            ray.init(address="local", num_cpus=os.cpu_count() or 1, **options)
+    try:
+        _stream_ray_scores(
+            ray, pairs, model_id, device, dtype, batch_size, workers,
+            gpus_per_worker, on_batch,
+        )  # fmt: skip
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _stream_ray_scores(
+    ray: Any,
+    pairs: Sequence[tuple[str, str]],
+    model_id: str,
+    device: str,
+    dtype: str,
+    batch_size: int,
+    workers: int,
+    gpus_per_worker: float,
+    on_batch: Callable[[list[int], list[float]], None],
+) -> None:
     dataset = ray.data.from_items(
         [{"index": i, "question": q, "text": t} for i, (q, t) in enumerate(pairs)]
     ).map_batches(
@@ -672,6 +705,11 @@ def add_parser(commands: Any, default_db: str) -> None:
         default=0.0,
         help="GPUs per Ray actor (1: one model per GPU)",
     )
+    parser.add_argument(
+        "--ray-address",
+        help="existing Ray cluster, e.g. auto or ray://host:10001 (default: a"
+        " local Ray of its own)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -704,6 +742,7 @@ def run(args: argparse.Namespace) -> str:
         engine=args.engine,
         ray_workers=args.ray_workers,
         gpus_per_worker=args.gpus_per_worker,
+        ray_address=args.ray_address,
         progress=not args.no_progress,
     )
     write_json(scored, args.out)
