@@ -89,12 +89,13 @@ def main() -> None:
         )
     if Path(args.db).exists():
         import duckdb
-        import tiktoken
 
-        encoding = tiktoken.get_encoding("cl100k_base")
+        from kilt_chunks.splitter.tokens import tiktoken_counter
+
+        count = tiktoken_counter()  # LlamaIndex's bundled cl100k_base
         with duckdb.connect(args.db, read_only=True) as con:
             texts = [t for (t,) in con.sql("select text from kilt_chunks").fetchall()]
-        tokens = [len(encoding.encode(t)) for t in texts]
+        tokens = [count(t) for t in texts]
         print(
             f"chunks of {args.db}: {len(tokens):,}, cl100k_base tokens mean"
             f" {statistics.mean(tokens):.0f}, median {statistics.median(tokens):.0f}"
