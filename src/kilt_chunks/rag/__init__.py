@@ -7,3 +7,5 @@ faiss, Ray) are the ``rag`` extra (``pip install -e '.[rag]'``) and are
 imported only inside the functions that need them, so the rest of the
 package does not depend on them.
 """
+
+__all__ = []

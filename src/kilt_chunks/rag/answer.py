@@ -18,6 +18,17 @@ chunks as provenance), which ``kilt-chunks eval --task`` scores like any run.
 
 from __future__ import annotations
 
+__all__ = [
+    "MAX_NEW_TOKENS",
+    "add_parser",
+    "contained",
+    "generate_answers",
+    "read_contexts",
+    "run",
+    "score_rows",
+    "write_kilt_runs",
+]
+
 import argparse
 import json
 import time

@@ -24,6 +24,8 @@ A query without a labelled relevant passage gets no gold_at_<i> contexts
 
 from __future__ import annotations
 
+__all__ = ["ORDERS", "add_parser", "contexts_of_item", "run"]
+
 import argparse
 import json
 import random

@@ -5,6 +5,8 @@ when a command runs."""
 
 from __future__ import annotations
 
+__all__ = ["add_llm_commands"]
+
 import argparse
 from collections.abc import Callable
 from typing import Any

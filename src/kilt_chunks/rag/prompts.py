@@ -17,6 +17,14 @@ A change to any text here changes the numbers, so it must bump
 
 from __future__ import annotations
 
+__all__ = [
+    "NO_RESPONSE",
+    "PROMPT_VERSION",
+    "SYSTEM_MESSAGE",
+    "abstention_messages",
+    "answer_messages",
+]
+
 from collections.abc import Sequence
 
 #: Part of the utility cache key: bump when a prompt text changes.

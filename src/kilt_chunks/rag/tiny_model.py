@@ -10,6 +10,15 @@ Nothing is downloaded.
 
 from __future__ import annotations
 
+__all__ = [
+    "CHAT_TEMPLATE",
+    "MAX_TOKENS",
+    "SPECIAL_TOKENS",
+    "chunk_texts",
+    "main",
+    "make_tiny_chat_model",
+]
+
 from collections.abc import Iterable
 from pathlib import Path
 

@@ -28,6 +28,22 @@ fitted form (in sample: optimistic), nDCG@k, recall@k and precision@k.
 
 from __future__ import annotations
 
+__all__ = [
+    "IRRELEVANT_WEIGHT",
+    "LABEL_FIELDS",
+    "RELEVANT_WEIGHT",
+    "add_parser",
+    "add_udcg",
+    "correlations",
+    "fit_report",
+    "fit_weights",
+    "no_res_prob",
+    "position_features",
+    "read_accuracy",
+    "run",
+    "udcg_score",
+]
+
 import argparse
 import copy
 import json

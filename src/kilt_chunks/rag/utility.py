@@ -28,6 +28,30 @@ missing pairs; the output is the released JSON format and a DuckDB table.
 
 from __future__ import annotations
 
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "DTYPES",
+    "FLUSH_PAIRS",
+    "TABLE",
+    "ScoreReport",
+    "UtilityCache",
+    "UtilityError",
+    "abstention_prompt",
+    "add_parser",
+    "is_json_input",
+    "items_from_run",
+    "left_padded",
+    "load_model",
+    "no_response_token_id",
+    "pair_key",
+    "read_items",
+    "run",
+    "score_items",
+    "score_token_ids",
+    "write_json",
+    "write_table",
+]
+
 import argparse
 import copy
 import hashlib
