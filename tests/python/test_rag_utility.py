@@ -18,9 +18,8 @@ pytestmark = pytest.mark.rag
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from test_provenance import build  # noqa: E402, F401 - the sample + the task
 
-from conftest import FIXTURES  # noqa: E402
+from conftest import FIXTURES, HANDMADE_TASK, Build  # noqa: E402
 from kilt_chunks.cli import main  # noqa: E402
 from kilt_chunks.rag import answer, contexts, udcg, utility  # noqa: E402
 from kilt_chunks.rag.tiny_model import make_tiny_chat_model  # noqa: E402
@@ -443,13 +442,12 @@ def test_answers_batched_equal_single(model_dir: str) -> None:
 
 @pytest.mark.dbt
 def test_chain_on_the_sample(
-    request: pytest.FixtureRequest, model_dir: str, tmp_path: Path, capsys
+    sample_task_build: Build, model_dir: str, tmp_path: Path, capsys
 ) -> None:
     """bm25 run -> utility -> udcg -> contexts -> answer -> eval on the sample
     built with the handmade task (the provenance tests' build)."""
-    from test_provenance import TASK
-
-    built = request.getfixturevalue("build")
+    built = sample_task_build
+    task = HANDMADE_TASK.stem
     db = str(built.db_path)
     run = tmp_path / "bm25.trec"
     assert (
@@ -457,7 +455,7 @@ def test_chain_on_the_sample(
             [
                 "bm25",
                 "--task",
-                TASK,
+                task,
                 "--db",
                 db,
                 "--index",
@@ -479,7 +477,7 @@ def test_chain_on_the_sample(
                 "utility",
                 str(run),
                 "--task",
-                TASK,
+                task,
                 "--k",
                 "2",
                 "--db",
@@ -497,7 +495,7 @@ def test_chain_on_the_sample(
     qrels = {
         (q, c)
         for q, c in built.query(
-            f"select query_id, chunk_id from kilt_qrels_chunks where task = '{TASK}'"
+            f"select query_id, chunk_id from kilt_qrels_chunks where task = '{task}'"
             " and relevance > 0"
         )
     }
@@ -554,7 +552,7 @@ def test_chain_on_the_sample(
     }
     capsys.readouterr()
     kilt_run = tmp_path / "answers.jsonl.kilt" / "retrieved.jsonl"
-    assert main(["eval", str(kilt_run), "--task", TASK, "--db", db]) == 0
+    assert main(["eval", str(kilt_run), "--task", task, "--db", db]) == 0
     assert "downstream: KILT's eval_downstream.py" in capsys.readouterr().out
     udcg_out = tmp_path / "udcg.json"
     assert (
