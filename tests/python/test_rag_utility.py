@@ -249,6 +249,12 @@ def test_cli_json_and_table(model_dir: str, tmp_path: Path, capsys) -> None:
     bad.write_text('[{"passages": []}]', encoding="utf-8")
     assert main(["utility", str(bad), "--model", model_dir, "--out", str(out)]) == 1
     assert f"{bad}, item 0: expected an object" in capsys.readouterr().err
+    missing = str(tmp_path / "no-model")
+    fresh = ["--out", str(tmp_path / "o.json"), "--no-progress"]
+    assert main(["utility", str(source), "--model", missing, *fresh]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"kilt-chunks: --model {missing}: not a model folder")
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
 def test_ray_engine_equals_local(model_dir: str, tmp_path: Path) -> None:

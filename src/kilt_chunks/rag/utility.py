@@ -139,8 +139,9 @@ def items_from_run(
     if run.predictions and not run.is_chunk_run:
         raise UtilityError(f"{run_path}: ranks pages, not chunk ids of a build")
     queries = bm25.task_queries(db_path, task)
-    gold = {q.query_id: q for q in evaluation.gold_from_database(db_path, task).queries}
-    qrels = evaluation.gold_from_database(db_path, task).chunk_qrels
+    task_gold = evaluation.gold_from_database(db_path, task)
+    gold = {q.query_id: q for q in task_gold.queries}
+    qrels = task_gold.chunk_qrels
     rankings = {
         q: run.predictions[q].ranking[:k] if q in run.predictions else []
         for q, _ in queries
@@ -260,23 +261,31 @@ def load_model(model_id: str, device: str, dtype: str) -> tuple[Any, Any]:
     must be in the local cache).
 
     Raises:
-        UtilityError: If ``dtype`` is not one of :data:`DTYPES`.
+        UtilityError: If ``dtype`` is not one of :data:`DTYPES`, or the model
+            is neither a local folder nor in the local hub cache.
     """
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     if dtype not in DTYPES:
         raise UtilityError(f"--dtype {dtype!r}: one of {', '.join(DTYPES)}")
-    tokenizer = AutoTokenizer.from_pretrained(
-        model_id, padding_side="left", truncation_side="left", local_files_only=True
-    )
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(
+            model_id, padding_side="left", truncation_side="left", local_files_only=True
+        )
+        model = AutoModelForCausalLM.from_pretrained(
+            model_id,
+            dtype=getattr(torch, dtype),
+            device_map=device,
+            local_files_only=True,
+        )
+    except OSError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+        raise UtilityError(
+            f"--model {model_id}: not a model folder nor in the local Hugging"
+            f" Face cache (nothing is downloaded): {first}"
+        ) from exc
     tokenizer.pad_token = tokenizer.pad_token or tokenizer.eos_token
-    model = AutoModelForCausalLM.from_pretrained(
-        model_id,
-        dtype=getattr(torch, dtype),
-        device_map=device,
-        local_files_only=True,
-    )
     model.eval()
     return tokenizer, model
 
