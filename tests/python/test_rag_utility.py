@@ -582,3 +582,27 @@ def test_chain_on_the_sample(
     )
     fit = json.loads(Path(f"{udcg_out}.fit.json").read_text())
     assert fit["num_queries"] == 11 and len(fit["weights_relevant"]) == 2
+
+
+def test_bad_inputs_are_one_line(tmp_path: Path, capsys) -> None:
+    rows = tmp_path / "contexts.jsonl"
+    rows.write_text(
+        '{"context_id": "q/retrieved", "query_id": "q"}\n', encoding="utf-8"
+    )
+    assert (
+        main(["answer", str(rows), "--model", "m", "--out", str(tmp_path / "a")]) == 1
+    )
+    err = capsys.readouterr().err
+    assert err.startswith(f"kilt-chunks: {rows}, line 1: not a context row")
+    scored = tmp_path / "u.json"
+    scored.write_text(json.dumps(ITEMS), encoding="utf-8")
+    accuracy = tmp_path / "acc.jsonl"
+    accuracy.write_text('{"query_id": "a", "setting": "retrieved"}\n', encoding="utf-8")
+    args = ["udcg", str(scored), "--model-id", "m", "--out", str(tmp_path / "o.json")]
+    assert main([*args, "--accuracy", str(accuracy)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"kilt-chunks: {accuracy}, line 1: expected `query_id`")
+    # An order that needs scores the input lacks names the passage.
+    out = str(tmp_path / "c.jsonl")
+    assert main(["contexts", str(scored), "--out", out, "--model-id", "m"]) == 1
+    assert "passage 'p1': no no_res_prob for 'm'" in capsys.readouterr().err
