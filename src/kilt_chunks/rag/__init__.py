@@ -8,4 +8,4 @@ imported only inside the functions that need them, so the rest of the
 package does not depend on them.
 """
 
-__all__ = []
+__all__: list[str] = []
