@@ -24,9 +24,10 @@ from kilt_chunks.dump.command import COMMANDS as DUMP_COMMANDS
 from kilt_chunks.dump.command import add_dump_commands, run_dump_command
 from kilt_chunks.evaluation import DEFAULT_KS, EvaluationError
 from kilt_chunks.export import CARD_FILE, EXPORT_TABLES, config_files
-from kilt_chunks.reanchor import command as reanchor_command
 from kilt_chunks.rag import dense, embed, fuse, rerank
+from kilt_chunks.rag.llm_cli import add_llm_commands
 from kilt_chunks.rag.models import RagError
+from kilt_chunks.reanchor import command as reanchor_command
 
 #: The RAG commands: module with add_parser(commands) and run(args) -> str.
 RAG_COMMANDS = {"embed": embed, "dense": dense, "rerank": rerank, "fuse": fuse}
@@ -534,10 +535,13 @@ def main(argv: list[str] | None = None) -> int:
     reanchor_command.add_parser(commands)
     for module in RAG_COMMANDS.values():
         module.add_parser(commands)
+    rag_commands = add_llm_commands(commands, default_db)  # utility, udcg, ...
     args = parser.parse_args(argv)
     try:
         if args.command in DUMP_COMMANDS:
             print(run_dump_command(args))
+        elif args.command in rag_commands:
+            print(rag_commands[args.command](args))
         elif args.command == reanchor_command.COMMAND:
             print(reanchor_command.run(args))
         elif args.command in RAG_COMMANDS:

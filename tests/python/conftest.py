@@ -141,6 +141,7 @@ def shared_build(
     tmp_path_factory: pytest.TempPathFactory,
     name: str,
     kilt_path: Path,
+    copy_from: Path | None = None,
     **options,
 ) -> Build:
     """One :func:`run_dbt_build` per test session, shared by every pytest-xdist
@@ -148,7 +149,8 @@ def shared_build(
     the session's common temporary folder while holding a file lock; the
     others wait on the lock and reuse the finished build (recorded in
     ``build.json``). Tests read such a build only (``Build.query`` opens it
-    read-only) or copy it (:func:`copy_build`)."""
+    read-only) or copy it (:func:`copy_build`). ``copy_from``: a DuckDB
+    file copied into the build's folder first (to rebuild a selection)."""
     from filelock import FileLock
 
     root = tmp_path_factory.getbasetemp()
@@ -165,6 +167,9 @@ def shared_build(
                 fields["returncode"],
                 fields["output"],
             )
+        if copy_from is not None:
+            workdir.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(copy_from, workdir / copy_from.name)
         build = run_dbt_build(workdir, kilt_path, **options)
         record.write_text(
             json.dumps(
@@ -190,6 +195,28 @@ def sample_build(tmp_path_factory: pytest.TempPathFactory) -> Build:
         "sample_jsonl",
         SAMPLE_JSONL,
         extra_vars={"keep_scratch": True, "workers": 2},
+    )
+
+
+#: The handmade KILT task on the sample (tests/python/fixtures/kilt_tasks).
+HANDMADE_TASK = FIXTURES / "kilt_tasks" / "handmade-dev-kilt.jsonl"
+
+
+@pytest.fixture(scope="session")
+def sample_task_build(
+    tmp_path_factory: pytest.TempPathFactory, sample_build: Build
+) -> Build:
+    """The sample build's DuckDB file alone (no scratch database: the
+    provenance models read only the main file), with the provenance models
+    rebuilt for the handmade task; built once per session (the provenance
+    and the LLM-measure tests read it)."""
+    return shared_build(
+        tmp_path_factory,
+        "sample_task",
+        SAMPLE_JSONL,
+        copy_from=sample_build.db_path,
+        select="int_task_lines_read+",
+        extra_vars={"kilt_tasks": str(HANDMADE_TASK)},
     )
 
 

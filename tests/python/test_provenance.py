@@ -42,18 +42,10 @@ TASK_FILE = FIXTURES / "kilt_tasks" / f"{TASK}.jsonl"
 
 
 @pytest.fixture(scope="module")
-def build(tmp_path_factory: pytest.TempPathFactory, sample_build: Build) -> Build:
-    """The sample build's DuckDB file alone (no scratch database: the
-    provenance models read only the main file), with the provenance models
-    rebuilt for the task."""
-    workdir = tmp_path_factory.mktemp("provenance")
-    shutil.copyfile(sample_build.db_path, workdir / sample_build.db_path.name)
-    return run_dbt_build(
-        workdir,
-        SAMPLE_JSONL,
-        select="int_task_lines_read+",
-        extra_vars={"kilt_tasks": str(TASK_FILE)},
-    )
+def build(sample_task_build: Build) -> Build:
+    """The sample with the provenance models rebuilt for the task (the
+    shared session build of conftest.py)."""
+    return sample_task_build
 
 
 @pytest.fixture(scope="module")
