@@ -28,6 +28,7 @@ from kilt_chunks.export import (
 )
 from kilt_chunks.progress import Progress
 from kilt_chunks.records import claim_export, export_lock
+from kilt_chunks.replacing import input_identity
 from kilt_chunks.settings import project_path
 
 __all__ = [
@@ -138,7 +139,13 @@ def export_dataset(
     with export_lock(export_dir):
         partial = start_export(export_dir)
         if database:
-            claim_export(partial, export_dir, database, build)
+            claim_export(
+                partial,
+                export_dir,
+                database,
+                build,
+                input_identity(info.get("kilt_path", "")),
+            )
         return _write_export(
             partial,
             tables,

@@ -24,6 +24,7 @@ from kilt_chunks.records import (
     export_owner_problem_sql,
     recorded_settings_problems_json,
 )
+from kilt_chunks.replacing import replacing_problems_json
 from kilt_chunks.settings import KNOWN_VARIABLES, project_path, settings_problems_json
 from kilt_chunks.sql_progress import WATCHER
 
@@ -177,6 +178,8 @@ _SQL_FUNCTIONS = (
     # kilt_chunks.records: the hook check_database_records.
     ("kilt_recorded_settings_problems", recorded_settings_problems_json, 3, False),
     ("kilt_export_owner_problem", export_owner_problem_sql, 2, False),
+    # kilt_chunks.replacing: the hook check_replacing (claims the export folder).
+    ("kilt_replacing_problems", replacing_problems_json, 2, True),
 )
 
 

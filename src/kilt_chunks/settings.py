@@ -198,6 +198,7 @@ KNOWN_VARIABLES: dict[str, Callable[[Any], str | None]] = {
     "min_overlap": _min_overlap,
     "compress_text": _boolean,
     "keep_scratch": _boolean,
+    "replace_other_input": _boolean,
 }
 
 
