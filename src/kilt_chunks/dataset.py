@@ -20,10 +20,14 @@ from kilt_chunks.export import (
     EXPORT_TABLES,
     FETCH_ROWS,
     FIGURES_DIR,
+    SPLIT,
+    TASK_SPLITS,
+    ExportTable,
     file_names,
     files_table,
     finish_export,
     start_export,
+    task_split,
     write_config,
 )
 from kilt_chunks.progress import Progress
@@ -47,6 +51,10 @@ class Relation(Protocol):
 
     def to_arrow_reader(self, batch_size: int) -> pa.RecordBatchReader: ...
 
+    def unique(self, columns: str) -> Relation: ...
+
+    def filter(self, condition: str) -> Relation: ...
+
 
 def rows_of(relation: Relation) -> list[dict[str, Any]]:
     """All rows of a (small) relation as dicts, in its order."""
@@ -68,6 +76,7 @@ def export_dataset(
     progress_seconds: float = 0,
     database: str = "",
     build: str = "",
+    descriptions: Mapping[str, Mapping[str, str]] | None = None,
 ) -> pa.Table:
     """Export the build as a Hugging Face dataset folder in ``export_dir``.
 
@@ -97,6 +106,8 @@ def export_dataset(
             refuses a folder another database exported to
             (:func:`kilt_chunks.records.claim_export`); ``""`` checks nothing.
         build: Identity of the build (recorded beside the database).
+        descriptions: Column descriptions by model and column, for the card
+            (:func:`kilt_chunks.export.column_descriptions`).
 
     Returns:
         One row per file of the export (``config``, ``path`` relative to
@@ -156,6 +167,7 @@ def export_dataset(
             (histogram_rows, depth_rows),
             rows_per_file,
             progress_seconds,
+            descriptions or {},
         )
 
 
@@ -169,6 +181,7 @@ def _write_export(
     figure_rows: tuple[list[dict[str, Any]], list[dict[str, Any]]],
     rows_per_file: int,
     progress_seconds: float,
+    descriptions: Mapping[str, Mapping[str, str]],
 ) -> pa.Table:
     """Write the configs, figures and card into ``partial``, then put it in
     place of the export folder."""
@@ -186,17 +199,22 @@ def _write_export(
             table,
             schemas[table.model],
             _reported(
-                file_names(tables[table.model]).to_arrow_reader(FETCH_ROWS),
+                file_names(relation).to_arrow_reader(FETCH_ROWS),
                 Progress(
-                    f"export {table.config}", interval=progress_seconds, unit="rows"
+                    f"export {table.config}"
+                    + (f" {split}" if table.split_by_task else ""),
+                    interval=progress_seconds,
+                    unit="rows",
                 ),
             ),
             partial / DATA_DIR,
             rows_per_file,
             published,
+            split,
         )
         for table in EXPORT_TABLES
         if not table.only_if_rows or _has_rows(tables[table.model])
+        for split, relation in _splits(table, tables[table.model])
     ]
     (partial / FIGURES_DIR).mkdir()
     figures = draw_figures(
@@ -210,6 +228,7 @@ def _write_export(
         audit_row,
         stats_rows,
         [path.relative_to(partial).as_posix() for path in figures],
+        descriptions,
     )
     card.save(partial / CARD_FILE)
     check_card(partial / CARD_FILE)
@@ -227,6 +246,30 @@ def _reported(
             yield batch
     finally:
         progress.close()
+
+
+def _splits(table: ExportTable, relation: Relation) -> list[tuple[str, Relation]]:
+    """``(split, rows)`` of a config: :data:`SPLIT` and all rows, or for a
+    config split by task (:attr:`ExportTable.split_by_task`) each split its
+    tasks name (:func:`kilt_chunks.export.task_split`), in
+    :data:`TASK_SPLITS` order, with its rows in table order."""
+    if not table.split_by_task:
+        return [(SPLIT, relation)]
+    tasks = [row[0] for row in relation.unique("task").fetchall()]
+    by_split: dict[str, list[str]] = {}
+    for task in sorted(tasks):
+        by_split.setdefault(task_split(task), []).append(task)
+    order = list(dict.fromkeys([*TASK_SPLITS.values(), SPLIT]))
+    return [
+        (split, relation.filter(_task_in(by_split[split])))
+        for split in sorted(by_split, key=order.index)
+    ]
+
+
+def _task_in(tasks: list[str]) -> str:
+    """A SQL condition: ``task`` is one of ``tasks`` (quoted literals)."""
+    quoted = ", ".join("'" + task.replace("'", "''") + "'" for task in tasks)
+    return f"task in ({quoted})"
 
 
 def _has_rows(relation: Relation) -> bool:

@@ -28,6 +28,7 @@ from conftest import (
     ROOT,
     SAMPLE_JSONL,
     Build,
+    copy_project,
     dbt_command,
     dbt_env,
     run_dbt_build,
@@ -77,7 +78,9 @@ def test_a_build_of_other_input_is_one_line_naming_both(tmp_path: Path) -> None:
     old, new = tmp_path / "full.json", tmp_path / "sample.jsonl"
     database = str(tmp_path / "kilt_chunks.duckdb")
     assert other_input_problem(str(old), "", "", database) is None  # new database
-    assert other_input_problem(f"{tmp_path}/./full.json", str(old), "", database) is None
+    assert (
+        other_input_problem(f"{tmp_path}/./full.json", str(old), "", database) is None
+    )
     line = other_input_problem(str(new), str(old), "", database)
     assert line == (
         f"the database {database!r} holds the build of {str(old)!r}; this build "
@@ -102,7 +105,9 @@ def test_a_build_of_other_input_is_one_line_naming_both(tmp_path: Path) -> None:
     # replace_other_input: true skips it; a build that does not read its
     # input (a partial build of the task models) is not checked.
     given = {"kilt_path": str(new), "database_input": str(old), "export_dir": ""}
-    assert replacing_problems_json(json.dumps({**given, "checks_input": True}), database)
+    assert replacing_problems_json(
+        json.dumps({**given, "checks_input": True}), database
+    )
     for flags in ({"checks_input": True, "replace": True}, {"checks_input": False}):
         assert replacing_problems_json(json.dumps({**given, **flags}), database) == ""
 
@@ -161,9 +166,7 @@ def _one_page_without_text(path: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def scenario(
-    tmp_path_factory: pytest.TempPathFactory, sample_build: Build
-) -> Scenario:
+def scenario(tmp_path_factory: pytest.TempPathFactory, sample_build: Build) -> Scenario:
     root = tmp_path_factory.mktemp("guards")
     first = root / "first"
     first.mkdir()
@@ -272,7 +275,7 @@ def test_a_second_database_into_a_claimed_export_is_refused_at_its_start(
     assert "Traceback" not in output and " START " not in output
     assert (
         f"export_dir {str(scenario.exports)!r} holds the export of database "
-        f"{str((scenario.exports.parent / 'first' / 'kilt_chunks.duckdb'))!r}"
+        f"{str(scenario.exports.parent / 'first' / 'kilt_chunks.duckdb')!r}"
     ) in output
     owner = json.loads((scenario.exports / OWNER_FILE).read_text())
     assert owner["database"].endswith("first/kilt_chunks.duckdb")
@@ -302,7 +305,6 @@ def test_the_rechunk_recipe_without_scratch_refuses_in_one_line(
     stops in one line saying what to run first, the second command does not
     run, and `kilt-chunks summary` reports the intact build, not a failed
     run."""
-    from conftest import copy_project
     from test_recipes import RECIPES, recipe_blocks
 
     project = copy_project(tmp_path / "project")
