@@ -76,16 +76,20 @@
         {%- for read in scratch if read.name != loader
             and read.unique_id not in selected
             and (read.alias or read.name) not in present -%}
+            {%- set readers = [] -%}
             {%- for unique_id in selected if unique_id in graph.nodes
                 and read.unique_id in graph.nodes[unique_id].depends_on.nodes -%}
+                {%- do readers.append(graph.nodes[unique_id].name) -%}
+            {%- endfor -%}
+            {%- if readers -%}
                 {%- do exceptions.raise_compiler_error(
-                    graph.nodes[unique_id].name ~ " reads " ~ read.name
-                    ~ ", which is gone: a build deletes its scratch database ("
+                    (readers | sort | join(", ")) ~ (" reads " if readers | length == 1 else " read ")
+                    ~ read.name ~ ", which is gone: a build deletes its scratch database ("
                     ~ target.path ~ ".scratch) when it ends, unless keep_scratch: true."
                     ~ " Run the whole build once with --vars '{keep_scratch: true}'"
                     ~ " (it reads the input again), then this command"
                 ) -%}
-            {%- endfor -%}
+            {%- endif -%}
         {%- endfor -%}
     {%- endif -%}
     select 1

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from pathlib import Path
 
 from kilt_chunks.export import OWNER_FILE, export_root
 from kilt_chunks.records import export_lock, export_owner_problem, owner_record
@@ -33,6 +34,7 @@ __all__ = [
     "claim_export_dir",
     "input_identity",
     "other_input_problem",
+    "same_input",
 ]
 
 #: The variable that lets a build replace the build of another input.
@@ -48,6 +50,40 @@ def input_identity(kilt_path: str) -> str:
     if not path or "://" in path:
         return path
     return os.path.realpath(os.path.expanduser(path))
+
+
+def _fingerprint(path: str) -> tuple | None:
+    """What identifies an input besides its path: a file's name, size and
+    modification time; a folder's, those of its entries (shards are not
+    searched below it); None for an ``hf://`` name or a missing path."""
+    if not path or "://" in path:
+        return None
+    found = Path(path)
+    try:
+        if found.is_file():
+            status = found.stat()
+            return (found.name, status.st_size, status.st_mtime_ns)
+        if found.is_dir():
+            return tuple(
+                (entry.name, entry.stat().st_size, entry.stat().st_mtime_ns)
+                for entry in sorted(found.iterdir())
+                if entry.is_file()
+            )
+    except OSError:
+        return None
+    return None
+
+
+def same_input(first: str, second: str) -> bool:
+    """Whether two ``kilt_path`` values name the same input: the same path
+    (:func:`input_identity`), or files (folders of files) of the same names,
+    sizes and modification times, such as a copy made with its times (the
+    project copied with the input, the input moved)."""
+    one, other = input_identity(first), input_identity(second)
+    if one == other:
+        return True
+    fingerprint = _fingerprint(one)
+    return fingerprint is not None and fingerprint == _fingerprint(other)
 
 
 def other_input_problem(
@@ -75,7 +111,7 @@ def other_input_problem(
     """
     this = input_identity(kilt_path)
     holders = []
-    if database_input and input_identity(database_input) != this:
+    if database_input and not same_input(database_input, kilt_path):
         holders.append(
             f"the database {os.path.realpath(database)!r} holds the build of "
             f"{database_input!r}"
@@ -85,7 +121,7 @@ def other_input_problem(
         owner = owner_record(root) or {}
         theirs = owner.get("input", "")
         mine = owner.get("database", "") == os.path.realpath(database)
-        if theirs and mine and input_identity(theirs) != this:
+        if theirs and mine and not same_input(theirs, kilt_path):
             holders.append(f"export_dir {str(root)!r} the export of {theirs!r}")
     if not holders:
         return None

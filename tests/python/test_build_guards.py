@@ -44,6 +44,9 @@ from kilt_chunks.replacing import (
 
 TASKS = FIXTURES / "kilt_tasks" / "handmade-dev-kilt.jsonl"
 
+#: A model, test or seed started (a hook's START line is not one).
+NODE_STARTED = re.compile(r"START (sql|python|test|seed|unit_test)")
+
 
 def _make_targets(target: str) -> str:
     """The commands `make -n <target>` would run (nothing is run)."""
@@ -100,6 +103,15 @@ def test_a_build_of_other_input_is_one_line_naming_both(tmp_path: Path) -> None:
     # The qrels writer claims again without an input: the input is kept.
     claim_export(exports, str(exports), database, "b2")
     assert json.loads((exports / OWNER_FILE).read_text())["input"] == str(old)
+    # A copy with its times (a copied project) is the same input; a changed
+    # file is not.
+    copy = tmp_path / "copy" / "full.json"
+    copy.parent.mkdir()
+    old.write_text("{}\n")
+    shutil.copy2(old, copy)
+    assert other_input_problem(str(copy), str(old), "", database) is None
+    copy.write_text("{} \n")
+    assert other_input_problem(str(copy), str(old), "", database) is not None
     other = str(tmp_path / "other.duckdb")
     assert other_input_problem(str(new), "", str(exports), other) is None
     # replace_other_input: true skips it; a build that does not read its
@@ -234,7 +246,7 @@ def test_a_build_of_other_input_is_refused_before_anything_runs(
     `replace_other_input: true` it runs."""
     output = scenario.refused.output
     assert scenario.refused.returncode != 0
-    assert "Traceback" not in output and " START " not in output
+    assert "Traceback" not in output and not NODE_STARTED.search(output)
     assert (
         f"holds the build of {str(SAMPLE_JSONL)!r}; this build reads "
         f"{str(scenario.exports.parent / 'one_page.jsonl')!r} and would replace it"
@@ -272,7 +284,7 @@ def test_a_second_database_into_a_claimed_export_is_refused_at_its_start(
     assert scenario.claimed_before_export
     output = scenario.second.output
     assert scenario.second.returncode != 0
-    assert "Traceback" not in output and " START " not in output
+    assert "Traceback" not in output and not NODE_STARTED.search(output)
     assert (
         f"export_dir {str(scenario.exports)!r} holds the export of database "
         f"{str(scenario.exports.parent / 'first' / 'kilt_chunks.duckdb')!r}"
@@ -326,8 +338,8 @@ def test_the_rechunk_recipe_without_scratch_refuses_in_one_line(
     assert proc.returncode != 0
     assert "Traceback" not in output and "Catalog Error" not in output
     assert (
-        "int_sections_chunked reads int_sections_assembled, which is gone: a "
-        "build deletes its scratch database"
+        "int_sections_chunked, kilt_chunks read int_sections_assembled, which is "
+        "gone: a build deletes its scratch database ("
     ) in output
     assert "Run the whole build once with --vars '{keep_scratch: true}'" in output
     assert "most_tokens" not in output  # the second command did not run
