@@ -352,3 +352,30 @@ def test_the_rechunk_recipe_without_scratch_refuses_in_one_line(
     )
     assert summary.returncode == 0, summary.stdout + summary.stderr
     assert "THE LAST dbt RUN" not in summary.stdout
+
+
+@pytest.mark.dbt
+def test_the_real_card_describes_columns_and_names_the_task_split(
+    scenario: Scenario,
+) -> None:
+    """Item 19 on a real build: the hand-made dev task's queries are the
+    split `validation` (they were `train`); the card describes each column
+    from the models' dbt docs (persisted as column comments) with no
+    reference to SPEC, and holds no note to its publisher."""
+    from huggingface_hub import DatasetCard
+
+    queries = scenario.exports / "data" / "queries"
+    assert [p.name for p in queries.iterdir()] == ["validation-00000-of-00001.parquet"]
+    card = DatasetCard.load(scenario.exports / "README.md")
+    assert card.data.license == "cc-by-sa-3.0"
+    configs = {c["config_name"]: c for c in card.data.configs}
+    assert configs["qrels_chunks"]["data_files"] == [
+        {"split": "validation", "path": "data/qrels_chunks/validation-*.parquet"}
+    ]
+    text = card.text
+    assert "SPEC" not in text and "check them before" not in text
+    assert "19 columns:" in text
+    assert (
+        "| `chunk_order` | int32 | no | 0-based position of the chunk in its section. |"
+    ) in text
+    assert "| `pageid` | string | yes | Taken from the page's `history` as " in text
