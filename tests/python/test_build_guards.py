@@ -369,8 +369,8 @@ def test_the_real_card_describes_columns_and_names_the_task_split(
     card = DatasetCard.load(scenario.exports / "README.md")
     assert card.data.license == "cc-by-sa-3.0"
     configs = {c["config_name"]: c for c in card.data.configs}
-    assert configs["qrels_chunks"]["data_files"] == [
-        {"split": "validation", "path": "data/qrels_chunks/validation-*.parquet"}
+    assert configs["queries"]["data_files"] == [
+        {"split": "validation", "path": "data/queries/validation-*.parquet"}
     ]
     text = card.text
     assert "SPEC" not in text and "check them before" not in text
