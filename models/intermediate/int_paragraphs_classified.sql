@@ -46,8 +46,8 @@ classified as (
         paragraph_id,
         case
             when paragraph_id = 0 then 'title'
-            when starts_with(paragraph, 'Section::::') then 'header'
-            when starts_with(paragraph, 'BULLET::::') then 'bullet'
+            when {{ has_marker('paragraph', 'header') }} then 'header'
+            when {{ has_marker('paragraph', 'bullet') }} then 'bullet'
             else 'body'
         end as paragraph_kind,
         paragraph
@@ -66,15 +66,18 @@ parsed as (
         case
             when paragraph_kind = 'header'
                 then {{ kilt_section_path(
-                    "regexp_replace(paragraph[12:], '\\n$', '')"
+                    "regexp_replace("
+                    ~ without_marker('paragraph', 'header')
+                    ~ ", '\\n$', '')"
                 ) }}
         end as section_path,
         case
-            when paragraph_kind = 'bullet' then 10
+            when paragraph_kind = 'bullet' then {{ marker_length('bullet') }}
             when paragraph_kind = 'body' then 0
         end as text_start_character,
         case
-            when paragraph_kind = 'bullet' then length(paragraph) - 10
+            when paragraph_kind = 'bullet'
+                then length(paragraph) - {{ marker_length('bullet') }}
             when paragraph_kind = 'body' then length(paragraph)
         end::integer as text_length,
         length(paragraph)::integer as paragraph_length

@@ -48,7 +48,7 @@ page_parts as (
         list_filter(
             [
                 case
-                    when position > 1 and starts_with(paragraph, 'Section::::')
+                    when position > 1 and {{ has_marker('paragraph', 'header') }}
                         then position
                     else 0
                 end
@@ -68,9 +68,12 @@ page_parts as (
                 list_transform(
                     paragraphs[2:],
                     lambda paragraph: case
-                        when starts_with(paragraph, 'Section::::') then chr(65535)
-                        when starts_with(paragraph, 'BULLET::::')
-                            then (2 * (length(paragraph) - 10) + 1)::varchar || ','
+                        when {{ has_marker('paragraph', 'header') }} then chr(65535)
+                        when {{ has_marker('paragraph', 'bullet') }}
+                            then (
+                                2 * (length(paragraph) - {{ marker_length('bullet') }})
+                                + 1
+                            )::varchar || ','
                         else (2 * length(paragraph))::varchar || ','
                     end
                 ),
@@ -83,9 +86,13 @@ page_parts as (
                 list_transform(
                     paragraphs[2:],
                     lambda paragraph: case
-                        when starts_with(paragraph, 'Section::::')
-                            then chr(65535) || paragraph[12:] || chr(65534)
-                        when starts_with(paragraph, 'BULLET::::') then paragraph[11:]
+                        when {{ has_marker('paragraph', 'header') }}
+                            then
+                                chr(65535)
+                                || {{ without_marker('paragraph', 'header') }}
+                                || chr(65534)
+                        when {{ has_marker('paragraph', 'bullet') }}
+                            then {{ without_marker('paragraph', 'bullet') }}
                         else paragraph
                     end
                 ),
@@ -184,7 +191,7 @@ sections_parsed as (
         section.end_paragraph_id::integer as end_paragraph_id,
         -- Paragraph ids p..q are the codes of this section, in order.
         list_transform(paragraph_codes, lambda code: code // 2)::integer[]
-            as paragraph_text_lengths,
+            as without_marker_lengths,
         list_transform(paragraph_codes, lambda code: code % 2 * 10)::integer[]
             as paragraph_start_characters
 
@@ -209,7 +216,7 @@ sections_titled as (
         section_text,
         start_paragraph_id,
         end_paragraph_id,
-        paragraph_text_lengths,
+        without_marker_lengths,
         paragraph_start_characters,
         {{ page_metadata_columns() | join(',\n        ') }}
 

@@ -31,6 +31,7 @@ from dump_helpers import (
 from kilt_chunks.dump import build
 from kilt_chunks.dump.build import DumpBuildError, build_from_dump
 from kilt_chunks.dump.compare import iter_page_file
+from kilt_chunks.dump.request import PageOptions
 from kilt_chunks.dump.shards import SplitJob, run_split
 from kilt_chunks.dump.siteinfo import parse_siteinfo
 from kilt_chunks.dump.xmlpages import read_header
@@ -172,7 +173,15 @@ def test_resume_skips_finished_splits(tmp_path, tables_ms):
     plan = json.loads((clean / "manifest.json").read_text())["split_plan"]
     s = plan[1]
     run_split(
-        SplitJob(1, str(work), site, s["path"], s["start"], s["end"], 10.0, 8_000_000)
+        SplitJob(
+            1,
+            str(work),
+            site,
+            PageOptions(10.0, 8_000_000, False),
+            s["path"],
+            s["start"],
+            s["end"],
+        )
     )
     (work / "map-00002.pickle.zst.tmp").write_bytes(b"partial")
     with pytest.raises(DumpBuildError, match="other inputs or settings"):

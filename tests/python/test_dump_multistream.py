@@ -18,7 +18,12 @@ from dump_helpers import (
 
 from kilt_chunks.dump.multistream import index_path_for, plan_splits, read_index
 from kilt_chunks.dump.siteinfo import parse_siteinfo
-from kilt_chunks.dump.xmlpages import pages_in_file, pages_in_range, read_header
+from kilt_chunks.dump.xmlpages import (
+    IndexMismatchError,
+    pages_in_file,
+    pages_in_range,
+    read_header,
+)
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +94,7 @@ def test_ranges_read_the_same_pages_as_the_file(enwiki_ms):
 def test_range_not_on_a_stream_boundary_is_an_error(enwiki_ms):
     site = parse_siteinfo(read_header(enwiki_ms))
     streams = read_index(index_path_for(enwiki_ms), enwiki_ms.stat().st_size)
-    with pytest.raises(OSError, match="inside a bz2 stream"):
+    with pytest.raises(IndexMismatchError, match="inside a bz2 stream"):
         list(
             pages_in_range(
                 enwiki_ms, streams[0].offset, streams[1].offset - 5, site.xmlns

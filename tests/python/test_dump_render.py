@@ -142,3 +142,55 @@ def test_render_page_kilt_layout():
 )
 def test_normalize_title(raw, expected):
     assert normalize_title(raw) == expected
+
+
+# -- issue 31, item 7 ------------------------------------------------------------
+
+
+def test_text_inside_div_is_kept_as_wikipedia_shows_it():
+    # WikiExtractor 2.75 drops a <div> with its text (discardElements); the
+    # page on Wikipedia shows it: a bibliography or a list in a column div
+    text = "Intro.\n<div class='refbegin'>\n* Book one.\n* Book two.\n</div>\nEnd."
+    assert paragraphs(text) == [
+        "Intro.\n",
+        "BULLET::::- Book one.\n",
+        "BULLET::::- Book two.\n",
+        "End.\n",
+    ]
+    assert paragraphs("A <div>shown</div> b.") == ["A shown b.\n"]
+
+
+@pytest.mark.parametrize("space", ["\u3000", "\u00a0", "\u2009", " "])
+def test_an_external_link_url_ends_at_any_unicode_space(space):
+    text = f"See [http://example.org/a{space}the label] here."
+    assert paragraphs(text) == ["See the label here.\n"]
+
+
+def test_builtin_namespace_aliases_of_the_language():
+    ja = parse_siteinfo(  # jawiki's dump lists "Category", not カテゴリ
+        '<mediawiki xml:lang="ja"><siteinfo><namespaces>'
+        '<namespace key="6">ファイル</namespace>'
+        '<namespace key="14">Category</namespace></namespaces></siteinfo>'
+    )
+    _, _, categories = render_wikitext("本文。\n[[カテゴリ:日本の都市]]", ja)
+    assert categories == ["日本の都市"]
+    de = parse_siteinfo(
+        '<mediawiki xml:lang="de"><siteinfo><namespaces>'
+        '<namespace key="6">Datei</namespace>'
+        '<namespace key="14">Kategorie</namespace></namespaces></siteinfo>'
+    )
+    text = "Text [[Bild:Karte.png|mini|Eine Karte]] hier."
+    assert render_wikitext(text, de, keep_colon_links=True)[0] == ["Text hier.\n"]
+    for lang, name in [("ru", "Категория"), ("fr", "Catégorie"), ("uk", "Категория")]:
+        site = parse_siteinfo(f'<mediawiki xml:lang="{lang}"><siteinfo/>')
+        assert site.namespace_of(name) == 14, lang
+    assert EN.namespace_of("カテゴリ") is None  # only the wiki's own language
+
+
+def test_a_dropped_link_or_template_inside_italics_leaves_no_quote():
+    assert paragraphs("The paper ''[[fr:Le Monde]]'' is here.") == [
+        "The paper is here.\n"
+    ]
+    assert paragraphs("In ''{{lang|fr|Le Monde}}'', a daily.") == ["In , a daily.\n"]
+    text = "Its '''''{{lang|de|Titel}}''''' and ''kept''."
+    assert paragraphs(text) == ['Its and "kept".\n']

@@ -2,10 +2,16 @@
 
 The pieces, in the order a build runs them:
 
+* :mod:`~kilt_chunks.dump.request`: every option of a build, declared once
+  (:class:`~kilt_chunks.dump.request.DumpRequest`: default, check,
+  description; the command line, the manifest's request and the reuse key
+  are made from it);
 * :mod:`~kilt_chunks.dump.siteinfo`: namespaces, base URL and site name from
-  the dump's ``<siteinfo>``;
+  the dump's ``<siteinfo>``, with MediaWiki's own names of the wiki's
+  language (``namespace_aliases.json``);
 * :mod:`~kilt_chunks.dump.xmlpages`: the ``<page>`` elements of a stretch of
-  XML (a byte range of a multistream dump, or a whole file);
+  XML (a byte range of a multistream dump, or a whole file), each parsed on
+  its own so that a broken one is skipped alone;
 * :mod:`~kilt_chunks.dump.multistream`: Wikimedia's multistream index, split
   planning on stream boundaries, and a writer of multistream files;
 * :mod:`~kilt_chunks.dump.render`: wikitext to KILT paragraphs and anchors

@@ -84,8 +84,8 @@ def read_index(index: Path, dump_size: int) -> list[Stream]:
         The page streams in file order.
 
     Raises:
-        ValueError: If a line is not ``offset:page_id:title`` or the offsets
-            go backwards, naming the line.
+        ValueError: If a line is not ``offset:page_id:title``, the offsets
+            go backwards or past the dump's end, naming the line.
     """
     opener = bz2.open if index.name.endswith(".bz2") else open
     counts: dict[int, int] = {}
@@ -98,6 +98,12 @@ def read_index(index: Path, dump_size: int) -> list[Stream]:
                     f"{index}, line {number}: not offset:page_id:title: {line!r}"
                 )
             offset = int(head[0])
+            if offset >= dump_size:
+                raise ValueError(
+                    f"{index}, line {number}: offset {offset:,} is past the end"
+                    f" of the dump ({dump_size:,} bytes): the index does not"
+                    " match the dump"
+                )
             if offset < last:
                 raise ValueError(f"{index}, line {number}: offset goes backwards")
             last = offset

@@ -81,10 +81,19 @@ from kilt_chunks.dump.xmlpages import RawPage
 
 __all__ = ["normalize_title", "render_page", "render_wikitext"]
 
-#: Elements dropped with their content (WikiExtractor 2.75's discardElements).
+#: Elements dropped with their content: WikiExtractor 2.75's discardElements
+#: but ``div`` (Wikipedia shows the text of a ``<div>``, so it is kept as the
+#: content of any other tag is; tables, templates and lists inside it still
+#: go by their own rules).
+#: Version of the rendering rules: raised whenever the text rendered from any
+#: page changes (shard bytes), so that an output folder finished by another
+#: version is not returned as done (part of ``DumpRequest.reuse_key``).
+#: 2: text inside <div> kept, URLs end at any Unicode space, no stray quotes.
+RENDERER_VERSION = 2
+
 DISCARD = frozenset(
     (
-        "gallery timeline noinclude pre table tr td th caption div form input"
+        "gallery timeline noinclude pre table tr td th caption form input"
         " select option textarea ul li ol dl dt dd menu dir ref references img"
         " imagemap source small sub sup indicator"
     ).split()
@@ -138,6 +147,18 @@ _REF = re.compile(r"<ref\b[^>]*?/>|<ref\b[^>]*>.*?</ref\s*>", re.S | re.I)
 # Templates, then tables, innermost first, as 2.75's dropNested("{{", "}}")
 # and dropNested("{|", "|}") drop them.
 _TEMPLATE = re.compile(r"\{\{[^{}]*\}\}")
+# MediaWiki ends the URL of an external link at any space character
+# (Parser::EXT_LINK_URL_CLASS excludes \p{Zs}); mwparserfromhell only at an
+# ASCII one: the space after such a URL is made an ASCII space.
+_WIDE_SPACES = "\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"
+_URL_THEN_WIDE_SPACE = re.compile(
+    rf"(\[(?:[a-z][a-z0-9+.-]*:)?//[^\s\[\]<>\"{_WIDE_SPACES}]+)[{_WIDE_SPACES}]",
+    re.I,
+)
+_WIDE_SPACE = re.compile(f"[{_WIDE_SPACES}]")
+# Bold or italics around nothing (what a dropped template or interlanguage
+# link inside italics leaves): removed, not turned into "".
+_EMPTY_QUOTES = re.compile(r"(?<!')('{2,5})(\s*)\1(?!')")
 _TABLE = re.compile(r"\{\|(?:(?!\{\|).)*?\|\}", re.S)
 
 
@@ -357,6 +378,8 @@ def _clean(text: str) -> str:
     """Bold/italic and 2.75's white-space and punctuation clean-up (each
     pattern run only when the text holds its fixed start: the same result,
     without a pass that cannot match)."""
+    if "''''" in text:
+        text = _EMPTY_QUOTES.sub(r"\2", text)
     if "''" in text:
         if "'''''" in text:
             text = _BOLD_ITALIC.sub(r"\1", text)
@@ -474,6 +497,8 @@ def _for_the_parser(wikitext: str, renderer: _Renderer) -> tuple[str, bool]:
     plain headings' first ``=`` hidden behind stand-in characters (not on
     the rare page that holds the stand-ins itself: ``False``)."""
     wikitext = _drop_nested(_REF.sub("", _COMMENT.sub("", wikitext)))
+    if "//" in wikitext and _WIDE_SPACE.search(wikitext):
+        wikitext = _URL_THEN_WIDE_SPACE.sub(r"\1 ", wikitext)
     wikitext = renderer.plain_links(wikitext)
     hide = not any(c in wikitext for c in _HIDDEN_MARKS.values())
     if hide:

@@ -35,6 +35,7 @@ from kilt_chunks.dump.shards import (
 
 __all__ = [
     "WIKIDATA_COUNTS",
+    "Duplicate",
     "ResolveJob",
     "build_lookup",
     "resolve_shard",
@@ -112,9 +113,39 @@ def _load_wikidata(con: duckdb.DuckDBPyConnection, page_props: Path) -> dict[str
     }
 
 
+@dataclass(frozen=True)
+class Duplicate:
+    """A page whose ``<id>`` an earlier page of the dump already has: it is
+    left out of the pages (the first is kept, as the loader of a build
+    keeps the first of two equal ``wikipedia_id``).
+
+    Attributes:
+        split: The split that rendered it.
+        row: Its position in the split's map shard.
+        page_id: The id.
+        title: Its title.
+        first_title: The title of the page kept with that id.
+    """
+
+    split: int
+    row: int
+    page_id: int
+    title: str
+    first_title: str
+
+    def failure(self) -> dict[str, object]:
+        """Its line of ``skipped.jsonl``."""
+        return {
+            "page_id": self.page_id,
+            "title": self.title,
+            "reason": f"duplicate_id: page id {self.page_id} is also"
+            f" {self.first_title!r}, earlier in the dump (kept)",
+        }
+
+
 def build_lookup(
     work_dir: Path, splits: int, out_dir: Path, page_props: Path | None = None
-) -> dict[str, int]:
+) -> tuple[dict[str, int], list[Duplicate]]:
     """Build ``resolve.duckdb`` (table ``lookup``; table ``wikidata`` when
     ``page_props`` is given) from the side files, and write the redirects
     table ``<out_dir>/redirects.parquet`` (``title``, ``target``, ``page_id``
@@ -123,7 +154,8 @@ def build_lookup(
 
     Returns:
         Counts: ``titles``, ``redirects``, ``redirects_resolved``, and with
-        ``page_props`` those of :func:`_load_wikidata`.
+        ``page_props`` those of :func:`_load_wikidata`; and the pages whose
+        id an earlier page has, in dump order (left out of the lookup).
 
     Raises:
         kilt_chunks.dump.pageprops.PagePropsError: ``page_props`` cannot be
@@ -133,17 +165,45 @@ def build_lookup(
     tmp = work_dir / (LOOKUP_DB + ".tmp")
     tmp.unlink(missing_ok=True)
     titles: list[tuple[str, int]] = []
+    places: list[tuple[int, int]] = []  # (split, row) of each title
     redirects: list[tuple[str, str, int]] = []
     for i in range(splits):
         side = json.loads(side_path(work_dir, i).read_text(encoding="utf-8"))
         titles.extend((t, int(p)) for t, p in side["titles"])
+        places.extend((i, row) for row in range(len(side["titles"])))
         redirects.extend((t, g, int(p)) for t, g, p in side["redirects"])
     with duckdb.connect(str(tmp)) as con:
         con.execute(
-            "create table titles as select unnest(?::varchar[]) as title,"
-            " unnest(?::bigint[]) as page_id",
-            [[t for t, _ in titles], [p for _, p in titles]],
+            "create table all_titles as select unnest(?::varchar[]) as title,"
+            " unnest(?::bigint[]) as page_id, unnest(?::integer[]) as split,"
+            " unnest(?::integer[]) as pos",
+            [
+                [t for t, _ in titles],
+                [p for _, p in titles],
+                [s for s, _ in places],
+                [r for _, r in places],
+            ],
         )
+        # the first page of each id, in dump order, is kept
+        con.execute(
+            "create table ranked as select *, row_number() over (partition by"
+            " page_id order by split, pos) as nth, first_value(title) over"
+            " (partition by page_id order by split, pos) as first_title"
+            " from all_titles"
+        )
+        duplicates = [
+            Duplicate(*row)
+            for row in con.execute(
+                "select split, pos, page_id, title, first_title from ranked"
+                " where nth > 1 order by split, pos"
+            ).fetchall()
+        ]
+        con.execute(
+            "create table titles as select title, page_id from ranked"
+            " where nth = 1 order by split, pos"
+        )
+        con.execute("drop table ranked")
+        con.execute("drop table all_titles")
         con.execute(
             "create table redirects as select unnest(?::varchar[]) as title,"
             " unnest(?::varchar[]) as target, unnest(?::bigint[]) as page_id",
@@ -195,14 +255,14 @@ def build_lookup(
             "select count(*) from resolved_redirects where wikipedia_id <> ''"
         ).fetchone() or (0,)
         counts = {
-            "titles": len(titles),
+            "titles": len(titles) - len(duplicates),
             "redirects": len(redirects),
             "redirects_resolved": int(resolved),
         }
         if page_props is not None:
             counts |= _load_wikidata(con, page_props)
     tmp.replace(db)
-    return counts
+    return counts, duplicates
 
 
 @dataclass(frozen=True)
@@ -214,6 +274,7 @@ class ResolveJob:
     work_dir: str
     pages_dir: str
     wikidata: bool = False
+    drop: tuple[int, ...] = ()  # rows of the map shard left out (duplicates)
 
 
 def resolve_shard(job: ResolveJob) -> int:
@@ -256,8 +317,11 @@ def resolve_shard(job: ResolveJob) -> int:
                     ).fetchall()
                 )
         found = {t: (w, i) for t, w, i in rows}
+    drop = set(job.drop)
     with JsonlGzWriter(final) as out:
-        for page in iter_map_shard(source):
+        for row, page in enumerate(iter_map_shard(source)):
+            if row in drop:
+                continue
             for anchor in page["anchors"]:
                 hit = found.get(anchor["wikipedia_title"])
                 if hit is not None:

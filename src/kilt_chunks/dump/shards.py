@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from kilt_chunks.dump.render import normalize_title, render_page
+from kilt_chunks.dump.request import PageOptions
 from kilt_chunks.dump.siteinfo import SiteInfo
-from kilt_chunks.dump.xmlpages import RawPage, pages_in_range
+from kilt_chunks.dump.xmlpages import RawPage, UnreadablePage, pages_in_range
 
 __all__ = [
     "PageTimeout",
@@ -55,26 +56,27 @@ class SplitJob:
         index: Split number (its map shard is ``map-<index>.jsonl.gz``).
         work_dir: Folder of the map shards and side files.
         site: The wiki.
+        options: What to do with each page (time and size limits, renderer
+            options), from the request.
         path: Multistream dump file, when the split is a byte range.
         start: First byte of the range.
         end: End of the range (exclusive).
-        pages: The pages themselves, when one reader fed them (plain dumps).
-        page_seconds: Per-page time limit (0: none).
-        max_page_bytes: Pages with more wikitext (UTF-8 bytes) are skipped.
-        keep_colon_links: Renderer option (see
-            :func:`~kilt_chunks.dump.render.render_wikitext`).
+        pages: The pages themselves, when one reader fed them (plain dumps;
+            a page the reader could not read comes as an
+            :class:`~kilt_chunks.dump.xmlpages.UnreadablePage`).
+        expected_pages: Pages the multistream index lists in the range (the
+            split checks that the range holds as many).
     """
 
     index: int
     work_dir: str
     site: SiteInfo
+    options: PageOptions
     path: str = ""
     start: int = 0
     end: int = 0
-    pages: tuple[RawPage, ...] = ()
-    page_seconds: float = 10.0
-    max_page_bytes: int = 8 << 20
-    keep_colon_links: bool = False
+    pages: tuple[RawPage | UnreadablePage, ...] = ()
+    expected_pages: int = 0
 
 
 @dataclass
@@ -275,9 +277,11 @@ class _Alarm:
             signal.signal(signal.SIGALRM, self.previous)
 
 
-def _pages(job: SplitJob) -> Iterator[RawPage]:
+def _pages(job: SplitJob) -> Iterator[RawPage | UnreadablePage]:
     if job.path:
-        yield from pages_in_range(Path(job.path), job.start, job.end, job.site.xmlns)
+        yield from pages_in_range(
+            Path(job.path), job.start, job.end, job.site.xmlns, job.expected_pages
+        )
     else:
         yield from job.pages
 
@@ -289,15 +293,16 @@ def run_split(job: SplitJob) -> SplitResult:
     word) go to the side file; other namespaces are counted as skipped
     (``namespace``). A page that fails to render, is larger than
     ``max_page_bytes`` or takes longer than ``page_seconds`` is listed in the
-    side file with its reason, and the split goes on.
+    side file with its reason, and the split goes on; so is a page whose XML
+    cannot be read (``unreadable``).
 
     Returns:
         The split's counts; if its side file already exists (a resumed run),
         the counts recorded there, without any work.
 
     Raises:
-        OSError, xml.etree.ElementTree.ParseError: If the split's input
-            cannot be read (a broken dump is not skipped silently).
+        kilt_chunks.dump.xmlpages.IndexMismatchError: If the split's byte
+            range does not hold the pages the index lists.
     """
     side = side_path(job.work_dir, job.index)
     if side.exists():
@@ -312,6 +317,7 @@ def run_split(job: SplitJob) -> SplitResult:
     targets: set[str] = set()  # anchor targets, for the resolve step
     redirects: list[tuple[str, str, int]] = []
     first = job.site.first_letter
+    options = job.options
     progress = progress_path(job.work_dir, job.index)
     reported = time.monotonic()
     with MapShardWriter(map_path(job.work_dir, job.index)) as shard:
@@ -319,6 +325,16 @@ def run_split(job: SplitJob) -> SplitResult:
             if time.monotonic() - reported > 5:  # read by the driver's reports
                 reported = time.monotonic()
                 progress.write_text(f"{result.wikitext_bytes} {shard.rows}")
+            if isinstance(page, UnreadablePage):
+                skipped["unreadable"] += 1
+                failures.append(
+                    {
+                        "page_id": page.page_id,
+                        "title": page.title,
+                        "reason": page.reason,
+                    }
+                )
+                continue
             if page.ns != 0:
                 skipped["namespace"] += 1
                 continue
@@ -331,16 +347,16 @@ def run_split(job: SplitJob) -> SplitResult:
             size = len(page.text.encode("utf-8"))
             result.wikitext_bytes += size
             reason = None
-            if size > job.max_page_bytes:
+            if size > options.max_page_bytes:
                 reason = f"too_large: {size:,} bytes of wikitext"
             else:
                 try:
-                    with _Alarm(job.page_seconds):
+                    with _Alarm(options.page_seconds):
                         row = render_page(
-                            page, job.site, keep_colon_links=job.keep_colon_links
+                            page, job.site, keep_colon_links=options.keep_colon_links
                         )
                 except PageTimeout:
-                    reason = f"timeout: over {job.page_seconds:g} s"
+                    reason = f"timeout: over {options.page_seconds:g} s"
                 except (RecursionError, MemoryError, ValueError) as exc:
                     reason = f"parse_error: {type(exc).__name__}: {exc}"[:300]
             if reason is not None:

@@ -2,7 +2,9 @@
 
 MediaWiki accepts a namespace's canonical English name and a few aliases in
 every language (``Image:`` for ``File:``, ``Project:`` for the wiki's own
-namespace); the dump lists only the local names, so the canonical names are
+namespace), and the names and aliases its language file defines; the dump
+lists only the local names, so the canonical names and the language's own
+(``namespace_aliases.json``, from MediaWiki's ``Messages<Xx>.php``) are
 added here. Localized redirect words are not in the dump either: the
 ``<redirect>`` element of each page is the primary signal, the words below a
 fallback for old exports (pass more with ``--redirect-word``).
@@ -10,12 +12,21 @@ fallback for old exports (pass more with ``--redirect-word``).
 
 from __future__ import annotations
 
+import json
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
+from functools import cache
+from importlib.resources import files
 from urllib.parse import urlsplit
 
-__all__ = ["CANONICAL_NAMESPACES", "REDIRECT_WORDS", "SiteInfo", "parse_siteinfo"]
+__all__ = [
+    "CANONICAL_NAMESPACES",
+    "REDIRECT_WORDS",
+    "SiteInfo",
+    "builtin_namespace_names",
+    "parse_siteinfo",
+]
 
 #: MediaWiki's canonical namespace names (valid on every wiki).
 CANONICAL_NAMESPACES: dict[str, int] = {
@@ -68,6 +79,39 @@ REDIRECT_WORDS: tuple[str, ...] = (
 )
 
 _EXPORT_NS = re.compile(r"^\{[^}]*\}")
+
+
+@cache
+def _builtin_names() -> dict[str, dict]:
+    data = files("kilt_chunks.dump").joinpath("namespace_aliases.json")
+    languages: dict[str, dict] = json.loads(data.read_text(encoding="utf-8"))[
+        "languages"
+    ]
+    return languages
+
+
+def builtin_namespace_names(lang: str) -> dict[str, int]:
+    """MediaWiki's own namespace names and aliases of a language
+    (``namespace_aliases.json``, from MediaWiki's
+    ``languages/messages/Messages<Xx>.php``: ``$namespaceNames`` and
+    ``$namespaceAliases``), with those of its fallback languages, which
+    MediaWiki merges in (``uk`` takes ``ru``'s). They work on every wiki of
+    that language though the dump's ``<siteinfo>`` lists only the current
+    local names (``[[カテゴリ:...]]`` on jawiki, ``[[Bild:...]]`` on dewiki).
+
+    Returns:
+        ``{name: namespace number}`` (empty for a language not in the file).
+    """
+    languages = _builtin_names()
+    names: dict[str, int] = {}
+    chain: list[str] = []
+    code: str | None = lang.lower()
+    while code and code in languages and code not in chain:
+        chain.append(code)
+        code = languages[code].get("fallback")
+    for code in reversed(chain):  # the language's own names win
+        names.update(languages[code]["names"])
+    return names
 
 
 @dataclass(frozen=True)
@@ -155,16 +199,28 @@ def parse_siteinfo(
         ``from_dump=False``.
 
     Raises:
-        ValueError: If ``header`` has no ``<mediawiki>`` root element.
+        ValueError: If ``header`` has no ``<mediawiki>`` root element, or its
+            XML is broken (with the line and column).
     """
     start = header.find("<mediawiki")
     if start < 0:
         raise ValueError("not a MediaWiki XML export: no <mediawiki> element")
-    root = ET.fromstring(header[start:] + "</mediawiki>")
+    try:
+        root = ET.fromstring(header[start:] + "</mediawiki>")
+    except ET.ParseError as exc:
+        line, column = exc.position
+        line += header.count("\n", 0, start)
+        what = str(exc).rsplit(": line", 1)[0]
+        raise ValueError(
+            f"broken XML in the header (<siteinfo>): {what}, line {line},"
+            f" column {column + 1}"
+        ) from None
     m = _EXPORT_NS.match(root.tag)
     xmlns = m.group(0) if m else ""
     lang = root.get("{http://www.w3.org/XML/1998/namespace}lang", "en")
     names = {_fold(k): v for k, v in CANONICAL_NAMESPACES.items()}
+    # the language's built-in names, then the dump's own (which win)
+    names.update({_fold(k): v for k, v in builtin_namespace_names(lang).items()})
     local: dict[int, str] = {}
     words = REDIRECT_WORDS + tuple(w.upper() for w in extra_redirect_words)
     info = root.find(f"{xmlns}siteinfo")
