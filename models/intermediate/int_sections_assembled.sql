@@ -191,7 +191,7 @@ sections_parsed as (
         section.end_paragraph_id::integer as end_paragraph_id,
         -- Paragraph ids p..q are the codes of this section, in order.
         list_transform(paragraph_codes, lambda code: code // 2)::integer[]
-            as without_marker_lengths,
+            as paragraph_text_lengths,
         list_transform(paragraph_codes, lambda code: code % 2 * 10)::integer[]
             as paragraph_start_characters
 
@@ -216,7 +216,7 @@ sections_titled as (
         section_text,
         start_paragraph_id,
         end_paragraph_id,
-        without_marker_lengths,
+        paragraph_text_lengths,
         paragraph_start_characters,
         {{ page_metadata_columns() | join(',\n        ') }}
 

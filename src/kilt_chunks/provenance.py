@@ -32,10 +32,13 @@ from kilt_chunks.settings import project_path
 from kilt_chunks.sql_templates import json_lines_macros
 
 __all__ = [
+    "KILT_SNAPSHOT_DATE",
+    "PAGES_CHECK_SCHEMA",
     "QRELS_SCHEMA",
     "TASK_FILE_PATTERN",
     "TASK_FILE_SUFFIXES",
     "UNREADABLE_TASKS",
+    "gold_pages_check",
     "read_task_lines",
     "resolve_task_files",
     "task_name",
@@ -67,6 +70,24 @@ QRELS_SCHEMA = pa.schema(
         ("path", pa.string()),
         ("num_queries", pa.int64()),
         ("num_lines", pa.int64()),
+    ]
+)
+
+#: The day of the Wikipedia snapshot KILT's knowledge source was made from
+#: (KILT's README: "based on the 2019/08/01 Wikipedia dump"), and with it
+#: the offsets of KILT's task files: a page revision dated later is not the
+#: text they point into.
+KILT_SNAPSHOT_DATE = "2019-08-01"
+
+#: One row per task of :func:`gold_pages_check`.
+PAGES_CHECK_SCHEMA = pa.schema(
+    [
+        ("task", pa.string()),
+        ("input_kind", pa.string()),
+        ("num_spans", pa.int64()),
+        ("num_spans_revised_later", pa.int64()),
+        ("num_spans_undated", pa.int64()),
+        ("warning", pa.string()),
     ]
 )
 
@@ -314,7 +335,11 @@ def write_task_files(
     (:func:`kilt_chunks.export.replace_folder`): at every instant ``qrels/``
     holds the whole previous or the whole new set of files.
 
-    Per task (see :data:`TASK_FILE_SUFFIXES`):
+    Per task (see :data:`TASK_FILE_SUFFIXES`), each id of a qrels or topics
+    file (query, chunk and page ids) as :func:`kilt_chunks.evaluation.trec_id`
+    writes it: one field, white space and ``%`` percent-encoded (a task's
+    page id ``12 34`` is ``12%2034``), read back by
+    :func:`kilt_chunks.evaluation.read_qrels`:
 
     * ``<task>.qrels``: binary chunk qrels, ``query_id 0 chunk_id 1``;
     * ``<task>.graded.qrels``: the same chunks, ``query_id 0 chunk_id rel``
@@ -348,8 +373,8 @@ def write_task_files(
         path, distinct queries, lines).
 
     Raises:
-        ValueError: If a query id is empty or holds white space (it would
-            break the space-separated formats), naming the task and query.
+        ValueError: If a query id is empty (it cannot be a field of the
+            space-separated formats), naming the task.
         kilt_chunks.records.ExportOwnerError: If another database's export
             is in ``export_dir``.
     """
@@ -421,17 +446,17 @@ def _write_task_files(
             "chunks": (
                 chunk_qrels.filter(where),
                 ["query_id", "chunk_id", "relevance"],
-                lambda q, c, r: f"{q} 0 {c} 1\n",
+                lambda q, c, r: f"{q} 0 {trec_id(c)} 1\n",
             ),
             "chunks_graded": (
                 chunk_qrels.filter(where),
                 ["query_id", "chunk_id", "relevance"],
-                lambda q, c, r: f"{q} 0 {c} {r}\n",
+                lambda q, c, r: f"{q} 0 {trec_id(c)} {r}\n",
             ),
             "pages": (
                 page_qrels.filter(where),
                 ["query_id", "wikipedia_id", "relevance"],
-                lambda q, w, r: f"{q} 0 {w} {r}\n",
+                lambda q, w, r: f"{q} 0 {trec_id(w)} {r}\n",
             ),
             "topics": (
                 queries.filter(where),
@@ -460,3 +485,92 @@ def _write_task_files(
                 num_lines += 1
         rows.append((task, "queries", path.name, num_lines, num_lines))
     return rows
+
+
+def gold_pages_check(
+    spans: duckdb.DuckDBPyRelation,
+    chunks: duckdb.DuckDBPyRelation,
+    tasks: Iterable[str],
+    *,
+    input_kind: str,
+    input_name: str = "",
+) -> pa.Table:
+    """Whether each task's provenance offsets can hold on the pages built.
+
+    KILT locates provenance by paragraph and character offsets, true only on
+    the page text the task file was made on; a task line carries no revision
+    (``wikipedia_id``, ``title``, offsets, ``bleu_score``, sometimes
+    ``section``), so the check looks at the pages: the spans with offsets
+    whose page has chunks (``num_spans``) are *on other pages* when
+
+    1. the pages were rendered by ``kilt-chunks from-dump`` (``input_kind``
+       ``"dump"``, :func:`kilt_chunks.card.describe_source`): another
+       paragraph split than the one any task file was made on (KILT's own
+       extraction, or the KILT-format pages a handmade task was written
+       on), even for the same revision; or
+    2. the span's page revision is dated after :data:`KILT_SNAPSHOT_DATE`
+       (``history.timestamp``, UTC, in the ``kilt_chunks`` column
+       ``timestamp``; one that is not ``YYYY-MM-DDTHH:MM:SSZ`` is counted
+       as undated): it is not the revision of KILT's knowledge source.
+
+    Args:
+        spans: ``int_provenance_spans_checked`` (task, wikipedia_id,
+            is_page_level).
+        chunks: ``kilt_chunks`` (wikipedia_id, timestamp).
+        tasks: Every task read (a task without spans gets a row of 0).
+        input_kind: ``describe_source(kilt_path)["kind"]``: ``"kilt"``,
+            ``"dump"`` or ``"pages"``.
+        input_name: The input's name, for the warning.
+
+    Returns:
+        :data:`PAGES_CHECK_SCHEMA`, one row per task in name order;
+        ``warning`` is NULL when neither rule holds, else one line saying
+        which rule and how many spans.
+    """
+    located = spans.filter("not is_page_level and wikipedia_id is not null").select(
+        "task, wikipedia_id"
+    )
+    dated = chunks.aggregate(
+        "wikipedia_id, min(timestamp) as page_timestamp", "wikipedia_id"
+    )
+    joined = located.set_alias("s").join(
+        dated.set_alias("p"), "s.wikipedia_id = p.wikipedia_id"
+    )
+    revised = (
+        "try_strptime(page_timestamp, '%Y-%m-%dT%H:%M:%SZ')"
+        f" >= date '{KILT_SNAPSHOT_DATE}' + interval 1 day"
+    )
+    counts = {
+        task: (n, later, undated)
+        for task, n, later, undated in joined.aggregate(
+            f"task, count(*), count(*) filter (where {revised}),"
+            " count(*) filter (where try_strptime(page_timestamp,"
+            " '%Y-%m-%dT%H:%M:%SZ') is null)",
+            "task",
+        ).fetchall()
+    }
+    rows = []
+    for task in sorted(set(tasks)):
+        num_spans, later, undated = counts.get(task, (0, 0, 0))
+        warning = None
+        if input_kind == "dump" and num_spans:
+            warning = (
+                f"task {task}: {num_spans:,} provenance spans located by their"
+                f" offsets in pages that kilt-chunks from-dump rendered"
+                f" ({input_name or 'the input'}); the offsets hold only on the"
+                " pages the task file was made on (KILT's: its knowledge source"
+                f" of {KILT_SNAPSHOT_DATE}), so its chunk and page qrels may"
+                " point at other text"
+            )
+        elif later:
+            warning = (
+                f"task {task}: {later:,} of {num_spans:,} provenance spans are in"
+                f" pages revised after {KILT_SNAPSHOT_DATE}, the snapshot of"
+                " KILT's knowledge source the offsets were made on; those"
+                " chunk qrels may point at other text"
+            )
+        rows.append((task, input_kind, num_spans, later, undated, warning))
+    return pa.Table.from_pylist(
+        [dict(zip(PAGES_CHECK_SCHEMA.names, row, strict=True)) for row in rows],
+        schema=PAGES_CHECK_SCHEMA,
+    )

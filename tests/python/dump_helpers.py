@@ -64,6 +64,22 @@ def shared_dump_build(
     return out
 
 
+def enwiki_wikidata_pages(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The ``pages/`` folder of the English test dump built once per session
+    from a multistream copy (10 pages a stream, 4 splits, 2 workers) with the
+    page_props fixture: pages with and without ``wikidata_info``."""
+    dump = multistream(tmp_path_factory, ENWIKI, "enwiki100", 10)
+    out = shared_dump_build(
+        tmp_path_factory,
+        "enwiki_wikidata",
+        dump,
+        splits=4,
+        workers=2,
+        page_props=DUMPS / "enwiki-latest-page_props-shortened.sql.gz",
+    )
+    return out / "pages"
+
+
 def shard_digests(out: Path) -> dict[str, str]:
     """SHA-1 of every final shard, by file name."""
     return {

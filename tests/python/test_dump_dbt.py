@@ -5,13 +5,7 @@ page_props fixture: pages with and without ``wikidata_info``)."""
 from __future__ import annotations
 
 import pytest
-from dump_helpers import (
-    DUMPS,
-    ENWIKI,
-    ENWIKI_ARTICLES,
-    multistream,
-    shared_dump_build,
-)
+from dump_helpers import ENWIKI_ARTICLES, enwiki_wikidata_pages
 
 from conftest import run_dbt_build
 
@@ -21,16 +15,7 @@ pytestmark = pytest.mark.dbt
 
 @pytest.fixture(scope="module")
 def dump_pages(tmp_path_factory):
-    dump = multistream(tmp_path_factory, ENWIKI, "enwiki100", 10)
-    out = shared_dump_build(
-        tmp_path_factory,
-        "enwiki_wikidata",
-        dump,
-        splits=4,
-        workers=2,
-        page_props=DUMPS / "enwiki-latest-page_props-shortened.sql.gz",
-    )
-    return out / "pages"
+    return enwiki_wikidata_pages(tmp_path_factory)
 
 
 def test_dbt_build_chunks_every_dump_page(tmp_path, dump_pages):

@@ -99,6 +99,38 @@ def test_rule1_evidence_sets_keep_output_order(tmp_path: Path) -> None:
     ]
 
 
+def test_kilt_rank_removes_the_pending_point_of_a_completed_set(
+    tmp_path: Path,
+) -> None:
+    """KILT's ``get_rank`` (kilt/eval_retrieval.py, step 3: "remove from the
+    rank previous points referring to this evidence set"), worked by hand.
+    Gold {a, b}, ranking a, b: a leaves the set pending, rank
+    ["evidence_set:0"]; b removes that point and completes the set, rank
+    [True]. So precision@1 = 1/1, recall@1 = 1/1 (one set), success_rate@1 =
+    1, precision@2 = 1/2; R-precision: R = 2, both of the first 2 in the
+    gold, 2/2 = 1. Ranking a, x, b: [es0] -> [es0, False] -> [False, True]:
+    recall@1 = 0, recall@2 = 1, precision@2 = 1/2. Without the removal the
+    ranks would be [es0, True] and [es0, False, True]: recall@1 = 0 and
+    recall@2 = 0."""
+    assert kilt_rank(["a", "b"], [{"a", "b"}]) == [True]
+    assert kilt_rank(["a", "x", "b"], [{"a", "b"}]) == [False, True]
+    assert kilt_recall_at_k(["a", "b"], [{"a", "b"}], 1) == 1.0
+    assert kilt_recall_at_k(["a", "x", "b"], [{"a", "b"}], 2) == 1.0
+    gold = [{"id": "q", "output": [prov("a", "b")]}]
+    values = score(
+        tmp_path, gold, [{"id": "q", "output": [prov("a", "b")]}], ks=[1, 2]
+    )["per_query"]["q"]
+    assert values["Rprec"] == 1.0
+    assert (values["precision@1"], values["recall@1"]) == (1.0, 1.0)
+    assert (values["precision@2"], values["recall@2"]) == (0.5, 1.0)
+    assert values["success_rate@1"] == 1.0
+    values = score(
+        tmp_path, gold, [{"id": "q", "output": [prov("a", "x", "b")]}], ks=[1, 2]
+    )["per_query"]["q"]
+    assert (values["recall@1"], values["recall@2"]) == (0.0, 1.0)
+    assert (values["precision@2"], values["Rprec"]) == (0.5, 0.5)
+
+
 def test_rule2_an_empty_provenance_list_is_an_evidence_set(tmp_path: Path) -> None:
     """Gold outputs {39} and []: two sets, the empty one never complete.
     Prediction 39: recall@1 = 1/2 (KILT), 1 with skip_empty_sets (named)."""
@@ -515,6 +547,43 @@ def test_read_runs_in_trec_and_kilt_format(tmp_path: Path) -> None:
     bad.write_text('{"id": "q1", "output": {"provenance": 3}}\n')
     with pytest.raises(EvaluationError, match=r"line 1: not a KILT prediction"):
         read_run(bad)
+
+
+def test_a_score_that_is_not_finite_is_refused(tmp_path: Path) -> None:
+    """A NaN or infinite score cannot be ranked: refused with its line (it was
+    sorted silently, NaN anywhere)."""
+    run = tmp_path / "run.trec"
+    for bad in ("nan", "NaN", "inf", "-Infinity"):
+        run.write_text(f"q1 Q0 {CHUNK_A} 1 2.5 x\nq1 Q0 {CHUNK_B} 2 {bad} x\n")
+        with pytest.raises(
+            EvaluationError,
+            match=rf"run.trec, line 2: score '{bad}' is not a finite number",
+        ):
+            read_run(run)
+
+
+def test_an_empty_gold_is_refused(tmp_path: Path, capsys) -> None:
+    """``eval --gold`` with an empty file exited 0 printing 0.0000 for every
+    measure; now one line naming the file, exit 1. Likewise a qrels file
+    without any relevant document."""
+    from kilt_chunks.cli import main
+
+    guess = tmp_path / "guess.jsonl"
+    guess.write_text(json.dumps({"id": "q", "output": [prov("39")]}) + "\n")
+    gold = tmp_path / "gold.jsonl"
+    for text in ("", "\n  \n"):
+        gold.write_text(text)
+        with pytest.raises(EvaluationError, match="gold.jsonl: no gold query"):
+            gold_from_kilt_file(gold)
+    assert main(["eval", str(guess), "--gold", str(gold)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("kilt-chunks: ") and "no gold query" in err
+    assert err.count("\n") == 1
+    qrels = tmp_path / "t.qrels"
+    for text in ("", "q 0 39 0\n"):
+        qrels.write_text(text)
+        with pytest.raises(EvaluationError, match="t.qrels: no relevant document"):
+            gold_from_qrels(qrels, read_run(guess))
 
 
 def test_gold_from_a_qrels_file(tmp_path: Path) -> None:

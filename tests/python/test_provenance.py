@@ -28,7 +28,9 @@ from conftest import (
     run_dbt_build,
 )
 from kilt_chunks.provenance import (
+    KILT_SNAPSHOT_DATE,
     TASK_FILE_SUFFIXES,
+    gold_pages_check,
     resolve_task_files,
     task_name,
     write_task_files,
@@ -323,6 +325,135 @@ def test_write_task_files_formats(tmp_path: Path) -> None:
         "query_id": "q",
         "input": "a\tb\nc",
     }
+
+
+def test_write_task_files_encodes_ids_with_white_space(tmp_path: Path) -> None:
+    """A task's page id ``12 34`` wrote ``q 0 12 34 1``, five fields, into
+    pages.qrels; every id is now one field, percent-encoded as the query ids
+    are (trec_id), and read back whole by read_qrels."""
+    from kilt_chunks.evaluation import read_qrels
+
+    with duckdb.connect() as con:
+        chunks = con.sql(
+            "select 't' as task, 'o 1' as query_id, 'c%1' as chunk_id, 2 as relevance"
+        )
+        pages = con.sql(
+            "select 't' as task, 'o 1' as query_id, '12 34' as wikipedia_id,"
+            " 1 as relevance"
+        )
+        queries = con.sql("select 't' as task, 'o 1' as query_id, 'x' as input")
+        write_task_files(chunks, pages, queries, ["t"], str(tmp_path))
+    folder = tmp_path / "qrels"
+    assert (folder / "t.pages.qrels").read_text() == "o%201 0 12%2034 1\n"
+    assert (folder / "t.qrels").read_text() == "o%201 0 c%251 1\n"
+    assert (folder / "t.graded.qrels").read_text() == "o%201 0 c%251 2\n"
+    assert read_qrels(folder / "t.pages.qrels") == {"o 1": {"12 34": 1}}
+    assert read_qrels(folder / "t.graded.qrels") == {"o 1": {"c%1": 2}}
+
+
+def _check(kind: str, timestamps: dict[str, str | None]) -> list[dict]:
+    """gold_pages_check on three spans of task t (pages 39, 39, 696: one
+    with offsets each), one page-level span and one on a page without
+    chunks, for pages of these revision timestamps."""
+    with duckdb.connect() as con:
+        spans = con.sql(
+            "select * from (values ('t', '39', false), ('t', '39', false),"
+            " ('t', '696', false), ('t', '696', true), ('t', '5', false))"
+            " as s(task, wikipedia_id, is_page_level)"
+        )
+        rows = ", ".join(
+            f"('{page}', {'NULL' if ts is None else repr(ts)})"
+            for page, ts in timestamps.items()
+            for _ in range(2)  # two chunks per page
+        )
+        chunks = con.sql(f"select * from (values {rows}) as c(wikipedia_id, timestamp)")
+        table = gold_pages_check(
+            spans, chunks, ["t", "u"], input_kind=kind, input_name="x"
+        )
+    return table.to_pylist()
+
+
+def test_gold_pages_check_rules() -> None:
+    """Issue 31 item 15, by hand: 3 spans with offsets on pages with chunks
+    (page 5 has none; the page-level span has no offsets); task u has no
+    span."""
+    sample = {"39": "2016-04-18T23:12:22Z", "696": "2016-03-02T10:29:10Z"}
+    t, u = _check("pages", sample)
+    assert (t["num_spans"], t["num_spans_revised_later"]) == (3, 0)
+    assert t["warning"] is None and u["num_spans"] == 0 and u["warning"] is None
+    # The last day of KILT's snapshot is not later; the next one is.
+    assert KILT_SNAPSHOT_DATE == "2019-08-01"
+    later = {"39": "2019-08-02T00:00:00Z", "696": "2019-08-01T23:59:59Z"}
+    t, u = _check("pages", later)
+    assert (t["num_spans"], t["num_spans_revised_later"]) == (3, 2)
+    assert t["warning"].startswith("task t: 2 of 3 provenance spans are in pages")
+    assert u["warning"] is None
+    # from-dump pages: every located span, whatever the date.
+    t, u = _check("dump", sample)
+    assert t["warning"].startswith("task t: 3 provenance spans located by their")
+    assert "kilt-chunks from-dump rendered (x)" in t["warning"]
+    assert u["warning"] is None  # no span, nothing to warn about
+    # A timestamp that is not ISO is counted as undated, not as later.
+    t, _ = _check("kilt", {"39": "18 April 2016", "696": None})
+    assert (t["num_spans_undated"], t["num_spans_revised_later"]) == (3, 0)
+    assert t["warning"] is None and t["input_kind"] == "kilt"
+
+
+#: Spans of the handmade task with offsets on a page with chunks (39, 696):
+#: every span but handmade-6's (page not in the corpus) and handmade-8's
+#: (page level), handmade-10 and -11 two each, handmade-4 and -7 two each.
+LOCATED_SPANS = 12
+
+
+@pytest.mark.dbt
+def test_gold_on_the_pages_it_was_made_on_gives_no_warning(build: Build) -> None:
+    """Issue 31 item 15, the bundled sample: the handmade task was written on
+    these pages (KILT-format JSON lines, revisions of 2016): no warning."""
+    from kilt_chunks.evaluation import gold_from_database
+
+    assert build.query(
+        "select task, input_kind, num_spans, num_spans_revised_later,"
+        " num_spans_undated, warning from kilt_provenance_pages_check"
+    ) == [(TASK, "pages", LOCATED_SPANS, 0, 0, None)]
+    assert "PASS warn_on_gold_offsets_on_other_pages" in build.output
+    notes = gold_from_database(build.db_path, TASK).notes
+    assert not any("WARNING" in note for note in notes)
+
+
+@pytest.mark.dbt
+def test_gold_on_from_dump_pages_is_a_warning(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, capsys
+) -> None:
+    """Issue 31 item 15: the handmade task on a from-dump build of the test
+    dump (the same 2016 revisions, rendered by from-dump: 7 chunk qrels,
+    some from offsets that point at other text) ended WARN=0; now dbt warns
+    and ``eval --task`` prints the warning."""
+    from dump_helpers import enwiki_wikidata_pages
+
+    from kilt_chunks.cli import main
+
+    build = run_dbt_build(
+        tmp_path / "dbt",
+        f"{enwiki_wikidata_pages(tmp_path_factory)}/",
+        extra_vars={"kilt_tasks": str(TASK_FILE)},
+    )
+    assert "WARN 1 warn_on_gold_offsets_on_other_pages" in build.output
+    [(kind, spans, later, warning)] = build.query(
+        "select input_kind, num_spans, num_spans_revised_later, warning"
+        " from kilt_provenance_pages_check"
+    )
+    assert (kind, spans, later) == ("dump", LOCATED_SPANS, 0)
+    assert warning.startswith(
+        f"task {TASK}: {LOCATED_SPANS} provenance spans located by their offsets"
+        " in pages that kilt-chunks from-dump rendered"
+    )
+    run = tmp_path / "run.trec"
+    run.write_text("handmade-1 Q0 doc-39_0::s-1::chunk-0 1 1 x\n")
+    code = main(["eval", str(run), "--task", TASK, "--db", str(build.db_path)])
+    assert code == 0
+    assert f"{LOCATED_SPANS:>8,}  spans checked; WARNING {warning}" in (
+        capsys.readouterr().out
+    )
 
 
 def test_build_without_tasks_removes_stale_qrels(tmp_path: Path) -> None:
