@@ -34,7 +34,15 @@ rag-install:
 	$(BIN)/python -m pip install --quiet '$(TORCH)'
 	$(BIN)/python -m pip install --quiet -e '.[rag]'
 
-demo build: setup
+# The demo keeps its scratch database (loaded pages and sections, a few MB for
+# the sample), so the re-chunk recipe of docs/recipes.md works after it.
+DEMO_VARS ?= {keep_scratch: true}
+
+demo: setup
+	$(BIN)/dbt build --project-dir . --profiles-dir . --vars '$(DEMO_VARS)'
+	$(BIN)/kilt-chunks summary
+
+build: setup
 	$(BIN)/dbt build --project-dir . --profiles-dir . --vars '$(VARS)'
 	$(BIN)/kilt-chunks summary
 
@@ -76,7 +84,9 @@ bench-full: setup-dev
 
 # Build from a Wikipedia dump, end to end, on the bundled English test dump:
 # a multistream file and index in Wikimedia's layout are made from it, then
-# `kilt-chunks from-dump` writes KILT pages and `dbt build` chunks them.
+# `kilt-chunks from-dump` writes KILT pages and `dbt build` chunks them into
+# the demo's own database and export folder, in $(DUMP_DEMO)/: the project's
+# kilt_chunks.duckdb and exports/ (a full build, say) are left alone.
 DUMP_DEMO ?= dump_demo
 DUMP_FIXTURE := tests/python/fixtures/dumps/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2
 
@@ -85,8 +95,9 @@ demo-dump: setup
 	$(BIN)/python -c "from pathlib import Path; from kilt_chunks.dump.multistream import write_multistream_from_export as w; w(Path('$(DUMP_FIXTURE)'), Path('$(DUMP_DEMO)/enwiki-20160501-pages-articles-multistream.xml.bz2'), Path('$(DUMP_DEMO)/enwiki-20160501-pages-articles-multistream-index.txt.bz2'))"
 	$(BIN)/kilt-chunks from-dump $(DUMP_DEMO)/enwiki-20160501-pages-articles-multistream.xml.bz2 --out $(DUMP_DEMO)/out --workers 2 \
 		--page-props tests/python/fixtures/dumps/enwiki-latest-page_props-shortened.sql.gz
-	$(BIN)/dbt build --project-dir . --profiles-dir . --vars '{kilt_path: $(DUMP_DEMO)/out/pages/}'
-	$(BIN)/kilt-chunks summary
+	KILT_CHUNKS_DB=$(DUMP_DEMO)/kilt_chunks.duckdb $(BIN)/dbt build --project-dir . --profiles-dir . \
+		--vars '{kilt_path: $(DUMP_DEMO)/out/pages/, export_dir: $(DUMP_DEMO)/exports}'
+	$(BIN)/kilt-chunks summary --db $(DUMP_DEMO)/kilt_chunks.duckdb
 
 # The from-dump benchmark (about 1 GB of wikitext; bench/RESULTS_DUMP.md).
 BENCH_DUMP_MB ?= 1000

@@ -52,3 +52,45 @@
     {%- endif -%}
     select 1
 {%- endmacro %}
+
+
+{% macro check_scratch_kept(loader='base_kilt__pages') -%}
+    {#- on-run-start hook, before anything is recorded: stop in one line, naming
+        the model and what to run first, when a selected model reads a table of
+        the scratch database that this build does not make and that is gone (a
+        successful build deletes the scratch database unless keep_scratch:
+        true), e.g. `--select int_sections_chunked+` after a plain build. The
+        loader's own table is checked by loaded_pages. A refused build changes
+        nothing, so `kilt-chunks summary` still reports the build the database
+        holds. -#}
+    {%- if execute and flags.WHICH in ('build', 'run') -%}
+        {%- set selected = selected_resources | list -%}
+        {%- set scratch = graph.nodes.values()
+            | selectattr('resource_type', 'equalto', 'model')
+            | selectattr('database', 'equalto', 'kilt_scratch') | list -%}
+        {%- set present = run_query(
+            "select table_name from duckdb_tables() where database_name = 'kilt_scratch'"
+            ~ " union all select view_name from duckdb_views()"
+            ~ " where database_name = 'kilt_scratch'"
+        ).columns[0].values() -%}
+        {%- for read in scratch if read.name != loader
+            and read.unique_id not in selected
+            and (read.alias or read.name) not in present -%}
+            {%- set readers = [] -%}
+            {%- for unique_id in selected if unique_id in graph.nodes
+                and read.unique_id in graph.nodes[unique_id].depends_on.nodes -%}
+                {%- do readers.append(graph.nodes[unique_id].name) -%}
+            {%- endfor -%}
+            {%- if readers -%}
+                {%- do exceptions.raise_compiler_error(
+                    (readers | sort | join(", ")) ~ (" reads " if readers | length == 1 else " read ")
+                    ~ read.name ~ ", which is gone: a build deletes its scratch database ("
+                    ~ target.path ~ ".scratch) when it ends, unless keep_scratch: true."
+                    ~ " Run the whole build once with --vars '{keep_scratch: true}'"
+                    ~ " (it reads the input again), then this command"
+                ) -%}
+            {%- endif -%}
+        {%- endfor -%}
+    {%- endif -%}
+    select 1
+{%- endmacro %}

@@ -1,7 +1,7 @@
 """The export: a Hugging Face dataset folder in export_dir, by kilt_chunks."""
 
 from kilt_chunks.dataset import export_dataset
-from kilt_chunks.export import export_schemas
+from kilt_chunks.export import column_descriptions, export_schemas
 from kilt_chunks.records import database_identity
 
 
@@ -20,6 +20,11 @@ def model(dbt, session):
         tables,
         # The files' schemas: the built tables' (their enforced contracts).
         schemas=export_schemas(
+            session, database=dbt.this.database, schema=dbt.this.schema
+        ),
+        # The columns' dbt descriptions (persisted as column comments), for
+        # the card.
+        descriptions=column_descriptions(
             session, database=dbt.this.database, schema=dbt.this.schema
         ),
         build_info=dbt.ref("kilt_build_info"),

@@ -3,9 +3,11 @@
 
 The YAML front matter declares one config per exported table (``configs`` with
 ``data_files``; the first is the default), each config's features and sizes
-(``dataset_info``), the license (CC BY-SA 3.0, Wikipedia's) and the language;
-the body shows the schema, the corpus statistics and figures, the audit
-counts, the build settings and the citations.
+(``dataset_info``; a task config has a split per kind of task file, KILT's
+dev files ``validation``), the license of the input's Wikipedia text
+(:func:`license_of`) and the language; the body describes every column, shows
+the corpus statistics and figures, the audit counts, the build settings and
+the citations.
 """
 
 from __future__ import annotations
@@ -22,23 +24,63 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from kilt_chunks.defaults import DEFAULT_TOKENIZER
-from kilt_chunks.export import DATA_DIR, SPLIT, ExportedConfig
+from kilt_chunks.export import DATA_DIR, ExportedConfig
 from kilt_chunks.figures import FIGURES, figure_captions
 
 __all__ = [
     "KILT_SOURCE_DATASET",
     "LICENSE",
+    "LICENSES",
+    "LICENSE_SINCE_2023",
     "PRETTY_NAME",
     "card_data",
     "check_card",
     "dataset_card",
     "describe_source",
     "format_statistic",
+    "license_of",
     "published_build_info",
 ]
 
-#: License of the text (Wikipedia's), as the Hub names it.
+#: License of KILT's pages (Wikipedia of 2019-08-01), as the Hub names it.
 LICENSE = "cc-by-sa-3.0"
+
+#: Wikipedia's text license from its dumps of June 2023 on (the Terms of Use
+#: of 2023-06-07 moved the text from CC BY-SA 3.0 to 4.0).
+LICENSE_SINCE_2023 = "cc-by-sa-4.0"
+
+#: The first dump date (``YYYYMMDD``, from the dump's file name) whose text is
+#: under :data:`LICENSE_SINCE_2023`.
+LICENSE_CHANGE_DATE = "20230601"
+
+#: The licenses a card may carry.
+LICENSES = (LICENSE, LICENSE_SINCE_2023)
+
+
+def license_of(kind: str, dump_date: str | None = None) -> str:
+    """The license of an input's Wikipedia text, as the Hub names it.
+
+    Args:
+        kind: :func:`describe_source`'s ``kind``: ``"kilt"`` (KILT's pages,
+            the 2019-08-01 snapshot), ``"dump"`` (``from-dump`` pages) or
+            ``"pages"`` (other KILT-format pages).
+        dump_date: The dump's date, ``YYYYMMDD`` as in Wikimedia's file
+            names (``manifest.json``'s ``dump_date``); None when unknown.
+
+    Returns:
+        :data:`LICENSE` (CC BY-SA 3.0) for KILT's pages, a dump before June
+        2023 and other pages (whose date is unknown: KILT-format files are
+        KILT's or made from its 2019 snapshot); :data:`LICENSE_SINCE_2023`
+        (CC BY-SA 4.0) for a dump of June 2023 or later, or a dump whose
+        file name gives no date (every dump Wikimedia serves now is
+        later).
+    """
+    if kind != "dump":
+        return LICENSE
+    if dump_date and dump_date < LICENSE_CHANGE_DATE:
+        return LICENSE
+    return LICENSE_SINCE_2023
+
 
 PRETTY_NAME = "KILT Wikipedia in section-aware chunks"
 
@@ -90,8 +132,9 @@ def describe_source(kilt_path: str) -> dict[str, Any]:
         ``kilt-chunks from-dump``, found by the ``manifest.json`` beside
         them; else ``"pages"``), ``sentence`` (the card's words for it),
         ``source_datasets`` (the Hub datasets it comes from: KILT's only for
-        KILT's own pages) and ``language`` (the wiki's, from a dump's
-        siteinfo; else ``"en"``).
+        KILT's own pages), ``language`` (the wiki's, from a dump's
+        siteinfo; else ``"en"``) and ``license`` (:func:`license_of`; a
+        dump's date from its ``manifest.json``).
     """
     name = _file_name(kilt_path)
     if kilt_path.startswith(f"hf://{KILT_SOURCE_DATASET}") or name.startswith(
@@ -106,6 +149,7 @@ def describe_source(kilt_path: str) -> dict[str, Any]:
             ),
             "source_datasets": [KILT_SOURCE_DATASET],
             "language": "en",
+            "license": license_of("kilt"),
         }
     manifest = _dump_manifest(kilt_path)
     if manifest is not None:
@@ -121,6 +165,7 @@ def describe_source(kilt_path: str) -> dict[str, Any]:
             ),
             "source_datasets": [],
             "language": siteinfo.get("lang") or "en",
+            "license": license_of("dump", manifest.get("dump_date")),
         }
     return {
         "name": name,
@@ -128,6 +173,7 @@ def describe_source(kilt_path: str) -> dict[str, Any]:
         "sentence": f"KILT-format pages from `{name}`",
         "source_datasets": [],
         "language": "en",
+        "license": license_of("pages"),
     }
 
 
@@ -152,8 +198,21 @@ def _dump_manifest(kilt_path: str) -> dict[str, Any] | None:
 _TEMPLATE = "dataset_card.md"
 
 
-def _data_files(config: str) -> list[dict[str, str]]:
-    return [{"split": SPLIT, "path": f"{DATA_DIR}/{config}/{SPLIT}-*.parquet"}]
+def _by_config(
+    exported: Sequence[ExportedConfig],
+) -> dict[str, list[ExportedConfig]]:
+    """The splits written of each config, configs in card order."""
+    grouped: dict[str, list[ExportedConfig]] = {}
+    for config in exported:
+        grouped.setdefault(config.table.config, []).append(config)
+    return grouped
+
+
+def _data_files(config: str, splits: Sequence[str]) -> list[dict[str, str]]:
+    return [
+        {"split": split, "path": f"{DATA_DIR}/{config}/{split}-*.parquet"}
+        for split in splits
+    ]
 
 
 def card_data(
@@ -175,8 +234,9 @@ def card_data(
     """
     chunks = max((config.num_rows for config in exported), default=0)
     source = source or describe_source(f"hf://{KILT_SOURCE_DATASET}")
+    grouped = _by_config(exported)
     data = DatasetCardData(
-        license=LICENSE,
+        license=source.get("license", LICENSE),
         language=[source["language"]],
         pretty_name=PRETTY_NAME,
         task_categories=["text-retrieval"],
@@ -186,31 +246,32 @@ def card_data(
     )
     MetadataConfigs(
         {
-            config.table.config: {
-                "data_files": _data_files(config.table.config),
+            name: {
+                "data_files": _data_files(name, [c.split for c in splits]),
                 **({"default": True} if index == 0 else {}),
             }
-            for index, config in enumerate(exported)
+            for index, (name, splits) in enumerate(grouped.items())
         }
     ).to_dataset_card_data(data)
     DatasetInfosDict(
         {
-            config.table.config: DatasetInfo(
-                description=config.table.description,
-                features=datasets.Features.from_arrow_schema(config.schema),
+            name: DatasetInfo(
+                description=splits[0].table.description,
+                features=datasets.Features.from_arrow_schema(splits[0].schema),
                 splits=SplitDict(
                     {
-                        SPLIT: SplitInfo(
-                            name=SPLIT,
-                            num_bytes=config.uncompressed_bytes,
-                            num_examples=config.num_rows,
+                        c.split: SplitInfo(
+                            name=c.split,
+                            num_bytes=c.uncompressed_bytes,
+                            num_examples=c.num_rows,
                         )
+                        for c in splits
                     }
                 ),
-                download_size=config.num_bytes,
-                dataset_size=config.uncompressed_bytes,
+                download_size=sum(c.num_bytes for c in splits),
+                dataset_size=sum(c.uncompressed_bytes for c in splits),
             )
-            for config in exported
+            for name, splits in grouped.items()
         }
     ).to_dataset_card_data(data)
     return data
@@ -246,6 +307,7 @@ def dataset_card(
     audit: Mapping[str, Any],
     stats: Sequence[Mapping[str, Any]],
     figure_paths: Sequence[str],
+    descriptions: Mapping[str, Mapping[str, str]] | None = None,
 ) -> DatasetCard:
     """Render the dataset card.
 
@@ -260,24 +322,39 @@ def dataset_card(
         figure_paths: Figure files relative to the export folder
             (``figures/<name>.png``), in :data:`kilt_chunks.figures.FIGURES`
             order.
+        descriptions: Each exported model's column descriptions, by model
+            and column (the dbt docs persisted as DuckDB column comments:
+            :func:`kilt_chunks.export.column_descriptions`); a column
+            without one shows none.
 
     Returns:
         The card: YAML front matter of :func:`card_data`, then the text.
     """
+    descriptions = descriptions or {}
     configs = [
         {
-            "name": config.table.config,
-            "model": config.table.model,
-            "description": config.table.description,
-            "num_rows": config.num_rows,
-            "num_files": len(config.files),
-            "num_bytes": config.num_bytes,
+            "name": name,
+            "model": splits[0].table.model,
+            "description": splits[0].table.description,
+            "splits": [c.split for c in splits],
+            "num_rows": sum(c.num_rows for c in splits),
+            "num_files": sum(len(c.files) for c in splits),
+            "num_bytes": sum(c.num_bytes for c in splits),
             "fields": [
-                {"name": f.name, "type": str(f.type), "nullable": f.nullable}
-                for f in config.schema
+                {
+                    "name": f.name,
+                    "type": str(f.type),
+                    "nullable": f.nullable,
+                    "description": " ".join(
+                        descriptions.get(splits[0].table.model, {})
+                        .get(f.name, "")
+                        .split()
+                    ).replace("|", "\\|"),
+                }
+                for f in splits[0].schema
             ],
         }
-        for config in exported
+        for name, splits in _by_config(exported).items()
     ]
     captions = {
         f"figures/{name}.png": caption
@@ -298,6 +375,7 @@ def dataset_card(
         template_str=template,
         configs=configs,
         source=source,
+        card_license=source["license"],
         tool_version=build_info.get("kilt_chunks_version", ""),
         limits={
             "max_tokens": stat.get("tokens_per_chunk_max"),
@@ -340,13 +418,15 @@ def check_card(path: Path) -> DatasetCard:
         The parsed card.
 
     Raises:
-        ValueError: If the license is not CC BY-SA 3.0, there are no configs,
+        ValueError: If the license is not one of :data:`LICENSES`, there are no configs,
             a config has no ``dataset_info`` or no file, or a figure is missing.
     """
     card = DatasetCard.load(path)
     data = card.data
-    if data.license != LICENSE:
-        raise ValueError(f"{path}: license {data.license!r}, expected {LICENSE!r}")
+    if data.license not in LICENSES:
+        raise ValueError(
+            f"{path}: license {data.license!r}, expected one of {', '.join(LICENSES)}"
+        )
     configs = MetadataConfigs.from_dataset_card_data(data)
     infos = DatasetInfosDict.from_dataset_card_data(data)
     if not configs:

@@ -555,9 +555,12 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "stats":
             print(corpus_stats(args.db))
         else:  # push
-            from kilt_chunks.publish import PushError, push_export
+            from kilt_chunks.publish import PushError, publisher_note, push_export
 
             export_dir = args.export_dir or _export_dir_of(args.db)
+            note = publisher_note(export_dir)
+            if note:
+                print(f"kilt-chunks: {note}")
             try:
                 url = push_export(
                     export_dir, args.repo_id, private=args.private, token=args.token

@@ -21,16 +21,21 @@ from kilt_chunks.export import (
     EXPORT_TABLES,
     FETCH_ROWS,
     FIGURES_DIR,
+    SPLIT,
+    TASK_SPLITS,
+    ExportTable,
     config_files,
     export_root,
     file_names,
     files_table,
     finish_export,
     start_export,
+    task_split,
     write_config,
 )
 from kilt_chunks.progress import Progress, emit_warning
 from kilt_chunks.records import claim_export, export_lock
+from kilt_chunks.replacing import input_identity
 from kilt_chunks.settings import project_path
 
 __all__ = [
@@ -48,6 +53,10 @@ class Relation(Protocol):
     def fetchall(self) -> list[tuple]: ...
 
     def to_arrow_reader(self, batch_size: int) -> pa.RecordBatchReader: ...
+
+    def unique(self, columns: str) -> Relation: ...
+
+    def filter(self, condition: str) -> Relation: ...
 
 
 def rows_of(relation: Relation) -> list[dict[str, Any]]:
@@ -70,6 +79,7 @@ def export_dataset(
     progress_seconds: float = 0,
     database: str = "",
     build: str = "",
+    descriptions: Mapping[str, Mapping[str, str]] | None = None,
 ) -> pa.Table:
     """Export the build as a Hugging Face dataset folder in ``export_dir``.
 
@@ -99,6 +109,8 @@ def export_dataset(
             refuses a folder another database exported to
             (:func:`kilt_chunks.records.claim_export`); ``""`` checks nothing.
         build: Identity of the build (recorded beside the database).
+        descriptions: Column descriptions by model and column, for the card
+            (:func:`kilt_chunks.export.column_descriptions`).
 
     Returns:
         One row per file of the export (``config``, ``path`` relative to
@@ -146,7 +158,13 @@ def export_dataset(
         ]
         partial = start_export(export_dir)
         if database:
-            claim_export(partial, export_dir, database, build)
+            claim_export(
+                partial,
+                export_dir,
+                database,
+                build,
+                input_identity(info.get("kilt_path", "")),
+            )
         written = _write_export(
             partial,
             tables,
@@ -157,6 +175,7 @@ def export_dataset(
             (histogram_rows, depth_rows),
             rows_per_file,
             progress_seconds,
+            descriptions or {},
         )
         dropped = sorted(set(before) - set(written.column("config").to_pylist()))
         if dropped:
@@ -179,6 +198,7 @@ def _write_export(
     figure_rows: tuple[list[dict[str, Any]], list[dict[str, Any]]],
     rows_per_file: int,
     progress_seconds: float,
+    descriptions: Mapping[str, Mapping[str, str]],
 ) -> pa.Table:
     """Write the configs, figures and card into ``partial``, then put it in
     place of the export folder."""
@@ -196,17 +216,22 @@ def _write_export(
             table,
             schemas[table.model],
             _reported(
-                file_names(tables[table.model]).to_arrow_reader(FETCH_ROWS),
+                file_names(relation).to_arrow_reader(FETCH_ROWS),
                 Progress(
-                    f"export {table.config}", interval=progress_seconds, unit="rows"
+                    f"export {table.config}"
+                    + (f" {split}" if table.split_by_task else ""),
+                    interval=progress_seconds,
+                    unit="rows",
                 ),
             ),
             partial / DATA_DIR,
             rows_per_file,
             published,
+            split,
         )
         for table in EXPORT_TABLES
         if not table.only_if_rows or _has_rows(tables[table.model])
+        for split, relation in _splits(table, tables[table.model])
     ]
     (partial / FIGURES_DIR).mkdir()
     figures = draw_figures(
@@ -221,6 +246,7 @@ def _write_export(
         audit_row,
         stats_rows,
         [path.relative_to(partial).as_posix() for path in figures],
+        descriptions,
     )
     card.save(partial / CARD_FILE)
     check_card(partial / CARD_FILE)
@@ -238,6 +264,30 @@ def _reported(
             yield batch
     finally:
         progress.close()
+
+
+def _splits(table: ExportTable, relation: Relation) -> list[tuple[str, Relation]]:
+    """``(split, rows)`` of a config: :data:`SPLIT` and all rows, or for a
+    config split by task (:attr:`ExportTable.split_by_task`) each split its
+    tasks name (:func:`kilt_chunks.export.task_split`), in
+    :data:`TASK_SPLITS` order, with its rows in table order."""
+    if not table.split_by_task:
+        return [(SPLIT, relation)]
+    tasks = [row[0] for row in relation.unique("task").fetchall()]
+    by_split: dict[str, list[str]] = {}
+    for task in sorted(tasks):
+        by_split.setdefault(task_split(task), []).append(task)
+    order = list(dict.fromkeys([*TASK_SPLITS.values(), SPLIT]))
+    return [
+        (split, relation.filter(_task_in(by_split[split])))
+        for split in sorted(by_split, key=order.index)
+    ]
+
+
+def _task_in(tasks: list[str]) -> str:
+    """A SQL condition: ``task`` is one of ``tasks`` (quoted literals)."""
+    quoted = ", ".join("'" + task.replace("'", "''") + "'" for task in tasks)
+    return f"task in ({quoted})"
 
 
 def _has_rows(relation: Relation) -> bool:

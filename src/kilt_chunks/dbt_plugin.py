@@ -24,6 +24,7 @@ from kilt_chunks.records import (
     export_owner_problem_sql,
     recorded_settings_problems_json,
 )
+from kilt_chunks.replacing import replacing_problems_json
 from kilt_chunks.settings import KNOWN_VARIABLES, project_path, settings_problems_json
 from kilt_chunks.sql_progress import WATCHER
 
@@ -229,6 +230,8 @@ _SQL_FUNCTIONS = (
     ("kilt_export_owner_problem", export_owner_problem_sql, 2, False),
     # The tokenizer's short name in kilt_corpus_stats (its "tokens" row).
     ("kilt_tokenizer_label", _tokenizer_label_sql, 1, False),
+    # kilt_chunks.replacing: the hook check_replacing (claims the export folder).
+    ("kilt_replacing_problems", replacing_problems_json, 2, True),
 )
 
 

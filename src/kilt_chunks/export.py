@@ -60,11 +60,14 @@ __all__ = [
     "PARTIAL_DIR",
     "ROW_GROUP_ROWS",
     "SPLIT",
+    "TASK_SPLITS",
     "ZSTD_LEVEL",
     "EXPORT_ENTRIES",
     "arrow_type",
     "carry_over",
+    "column_descriptions",
     "config_files",
+    "task_split",
     "export_root",
     "export_schemas",
     "files_table",
@@ -184,12 +187,17 @@ class ExportTable:
         description: One line for the dataset card.
         only_if_rows: Export the config only when the table has rows (the
             task tables: a build without ``kilt_tasks`` has none).
+        split_by_task: Rows go to the split their task file names
+            (:func:`task_split` of the ``task`` column: KILT's dev files are
+            ``validation``), each split its own files; else one split,
+            :data:`SPLIT`.
     """
 
     config: str
     model: str
     description: str
     only_if_rows: bool = False
+    split_by_task: bool = False
 
 
 #: The exported configs, in the card's order; the first is the default config
@@ -201,7 +209,7 @@ EXPORT_TABLES: tuple[ExportTable, ...] = (
         "chunks",
         "kilt_chunks",
         "one row per chunk: its text, heading path, section position and page "
-        "metadata (SPEC's 19 columns)",
+        "metadata (19 columns, described below)",
     ),
     ExportTable(
         "chunk_spans",
@@ -216,12 +224,14 @@ EXPORT_TABLES: tuple[ExportTable, ...] = (
         "one row per query of the KILT task files the build read (kilt_tasks): "
         "input, answers, evidence sets, whether any evidence maps to a chunk",
         only_if_rows=True,
+        split_by_task=True,
     ),
     ExportTable(
         "qrels_pages",
         "kilt_qrels_pages",
         "page-level relevance per query (wikipedia_id; KILT's R-precision unit)",
         only_if_rows=True,
+        split_by_task=True,
     ),
     ExportTable(
         "qrels_chunks",
@@ -229,6 +239,7 @@ EXPORT_TABLES: tuple[ExportTable, ...] = (
         "graded chunk-level relevance per query (2: the chunk holds a whole "
         "span; 1: part of one, at least min_overlap)",
         only_if_rows=True,
+        split_by_task=True,
     ),
 )
 
@@ -265,8 +276,59 @@ def export_schemas(
     return schemas
 
 
-#: Name of the single split of every config.
+def column_descriptions(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    database: str | None = None,
+    schema: str | None = None,
+) -> dict[str, dict[str, str]]:
+    """The column descriptions of every exported table, by model and column:
+    the descriptions of the models' dbt docs (``models/marts/**/*.yml``),
+    which dbt writes as DuckDB column comments (``persist_docs`` in
+    ``dbt_project.yml``); the card shows them. A column without comment is
+    left out."""
+    rows = con.execute(
+        "select table_name, column_name, comment from duckdb_columns()"
+        " where database_name = coalesce($database, current_database())"
+        " and schema_name = coalesce($schema, current_schema())"
+        " and comment is not null and comment <> ''",
+        {"database": database, "schema": schema},
+    ).fetchall()
+    models = {table.model for table in EXPORT_TABLES}
+    found: dict[str, dict[str, str]] = {}
+    for table, column, comment in rows:
+        if table in models:
+            found.setdefault(table, {})[column] = comment
+    return found
+
+
+#: Name of the single split of every config but the task configs, whose
+#: rows go to the split their task file names (:func:`task_split`).
 SPLIT = "train"
+
+#: The split of each split part of a KILT task file name
+#: (``<dataset>-<split>-kilt``), as the Hub names splits.
+TASK_SPLITS = {"train": "train", "dev": "validation", "test": "test"}
+
+
+def task_split(task: str) -> str:
+    """The split a task's rows are exported under, named by its file.
+
+    KILT names its files ``<dataset>-<split>-kilt.jsonl`` with ``<split>``
+    ``train``, ``dev`` or ``test`` (``test_without_answers`` too); the split
+    is :data:`TASK_SPLITS` of it (``nq-dev-kilt`` -> ``validation``,
+    ``fever-train-kilt`` -> ``train``, ``nq-test_without_answers-kilt`` ->
+    ``test``). Any other name: :data:`SPLIT`.
+    """
+    stem = task.removesuffix("-kilt")
+    if stem == task or "-" not in stem:
+        return SPLIT
+    part = stem.rsplit("-", 1)[1]
+    for prefix, split in TASK_SPLITS.items():
+        if part == prefix or part.startswith(prefix + "_"):
+            return split
+    return SPLIT
+
 
 #: Files are also cut at this many bytes (after the row group that reaches it).
 MAX_FILE_BYTES = 256 * 2**20
@@ -310,19 +372,20 @@ EXPORT_FILES_SCHEMA = pa.schema(
 )
 
 
-def parquet_file_name(index: int, total: int) -> str:
+def parquet_file_name(index: int, total: int, split: str = SPLIT) -> str:
     """Hugging Face's shard name: ``train-00003-of-00012.parquet``.
 
     Args:
         index: 0-based file number.
-        total: Number of files of the config.
+        total: Number of files of the config's split.
+        split: The split (the name's first part).
 
     Raises:
         ValueError: If ``index`` is not in ``range(total)``.
     """
     if not 0 <= index < total:
         raise ValueError(f"file {index} is not one of {total} files")
-    return f"{SPLIT}-{index:05d}-of-{total:05d}.parquet"
+    return f"{split}-{index:05d}-of-{total:05d}.parquet"
 
 
 def _cast(batch: pa.RecordBatch, schema: pa.Schema, config: str) -> pa.RecordBatch:
@@ -359,6 +422,7 @@ def write_parquet_files(
     *,
     config: str = "",
     max_file_bytes: int = MAX_FILE_BYTES,
+    split: str = SPLIT,
 ) -> list[tuple[Path, int]]:
     """Stream record batches into numbered Parquet files of one schema.
 
@@ -454,7 +518,7 @@ def write_parquet_files(
     total = len(written)
     named = []
     for index, (path, rows) in enumerate(written):
-        final = path.with_name(parquet_file_name(index, total))
+        final = path.with_name(parquet_file_name(index, total, split))
         path.rename(final)
         named.append((final, rows))
     return named
@@ -468,6 +532,9 @@ class ExportedConfig:
     files: list[tuple[Path, int]]
     #: The files' Arrow schema (without the build's key/value metadata).
     schema: pa.Schema
+    #: The split these files hold (a config may have several: the task
+    #: configs, :attr:`ExportTable.split_by_task`).
+    split: str = SPLIT
 
     @property
     def num_rows(self) -> int:
@@ -500,8 +567,10 @@ def write_config(
     data_dir: Path,
     rows_per_file: int,
     metadata: Mapping[str, str],
+    split: str = SPLIT,
 ) -> ExportedConfig:
-    """Write one config's files into ``data_dir/<config>/`` (created).
+    """Write one split of a config, its files ``<split>-*.parquet``, into
+    ``data_dir/<config>/`` (created).
 
     Args:
         table: The config.
@@ -510,6 +579,7 @@ def write_config(
         data_dir: The ``data`` folder of the staging export.
         rows_per_file: Most rows per file.
         metadata: Key/value metadata of every file (the build info).
+        split: The split's name.
     """
     folder = data_dir / table.config
     folder.mkdir(parents=True, exist_ok=True)
@@ -519,8 +589,9 @@ def write_config(
         folder,
         rows_per_file,
         config=table.config,
+        split=split,
     )
-    return ExportedConfig(table, files, schema)
+    return ExportedConfig(table, files, schema, split)
 
 
 def file_names(relation: Any) -> Any:
@@ -764,10 +835,10 @@ def finish_export(partial: Path) -> Path:
 
 
 def config_files(export_dir: str | Path, config: str) -> list[Path]:
-    """The Parquet files of one config of an export, in row order (name
-    order); empty when there are none."""
+    """The Parquet files of one config of an export, every split's, in name
+    order (each split's files in row order); empty when there are none."""
     folder = Path(export_dir).expanduser() / DATA_DIR / config
-    return sorted(folder.glob(f"{SPLIT}-*.parquet"))
+    return sorted(folder.glob("*-of-*.parquet"))
 
 
 def files_table(export_dir: Path, exported: list[ExportedConfig]) -> pa.Table:
@@ -776,9 +847,8 @@ def files_table(export_dir: Path, exported: list[ExportedConfig]) -> pa.Table:
     paths relative to ``export_dir``."""
     rows: dict[str, list] = {name: [] for name in EXPORT_FILES_SCHEMA.names}
     for config in exported:
-        for index, (_, count) in enumerate(config.files):
-            name = parquet_file_name(index, len(config.files))
-            path = Path(DATA_DIR) / config.table.config / name
+        for written, count in config.files:
+            path = Path(DATA_DIR) / config.table.config / written.name
             rows["config"].append(config.table.config)
             rows["path"].append(path.as_posix())
             rows["num_rows"].append(count)

@@ -7,9 +7,10 @@ from pathlib import Path
 from huggingface_hub import HfApi
 
 from kilt_chunks.card import check_card
-from kilt_chunks.export import CARD_FILE, DATA_DIR, FIGURES_DIR
+from kilt_chunks.export import CARD_FILE, DATA_DIR, EXPORT_TABLES, FIGURES_DIR
 
 __all__ = [
+    "publisher_note",
     "REPLACED_PATTERNS",
     "UPLOAD_PATTERNS",
     "PushError",
@@ -49,6 +50,27 @@ UPLOAD_PATTERNS = [CARD_FILE, f"{DATA_DIR}/**", f"{FIGURES_DIR}/**"]
 #: earlier push (an export with another number of files would otherwise leave
 #: old ``train-*-of-*`` files that the card's ``data_files`` pattern matches).
 REPLACED_PATTERNS = [f"{DATA_DIR}/**", f"{FIGURES_DIR}/**"]
+
+
+def publisher_note(export_dir: str | Path) -> str | None:
+    """What the publisher of an export must check, printed by ``kilt-chunks
+    push`` (not written into the card, which is the published page): the
+    task configs' data keeps the licenses of the datasets KILT made its task
+    files from. None when the folder has no task config."""
+    root = Path(export_dir).expanduser() / DATA_DIR
+    names = [
+        table.config
+        for table in EXPORT_TABLES
+        if table.split_by_task and (root / table.config).is_dir()
+    ]
+    if not names:
+        return None
+    return (
+        f"note: the configs {', '.join(names)} come from KILT's task files (MIT);"
+        " the datasets they were made from (Natural Questions, HotpotQA, FEVER,"
+        " ...) keep their own licenses and terms, listed in KILT's repository:"
+        " check them before you publish these configs"
+    )
 
 
 def push_export(

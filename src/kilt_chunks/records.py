@@ -127,10 +127,16 @@ def export_owner_problem(export_dir: str, database: str) -> str | None:
     )
 
 
-def claim_export(folder: Path, export_dir: str, database: str, build: str) -> None:
+def claim_export(
+    folder: Path, export_dir: str, database: str, build: str, input_path: str = ""
+) -> None:
     """Check that ``export_dir`` is free for ``database``
     (:func:`export_owner_problem`) and write the owner file into ``folder``
     (the staging folder of the export, or the export folder itself).
+
+    ``input_path`` (the build's resolved ``kilt_path``) is recorded as
+    ``input`` (:mod:`kilt_chunks.replacing` refuses a build of another input);
+    ``""`` keeps the input the folder's owner file records.
 
     Raises:
         ExportOwnerError: If another database's export is there.
@@ -139,6 +145,9 @@ def claim_export(folder: Path, export_dir: str, database: str, build: str) -> No
     if problem:
         raise ExportOwnerError(problem)
     record = {"database": os.path.realpath(database), "build": build}
+    kept = (owner_record(export_root(export_dir)) or {}).get("input", "")
+    if input_path or kept:
+        record["input"] = input_path or kept
     temporary = folder / (OWNER_FILE + ".tmp")
     temporary.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     os.replace(temporary, folder / OWNER_FILE)

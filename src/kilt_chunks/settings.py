@@ -152,6 +152,7 @@ KNOWN_VARIABLES: dict[str, Callable[[Any], str | None]] = {
     "min_overlap": _min_overlap,
     "compress_text": boolean,
     "keep_scratch": boolean,
+    "replace_other_input": boolean,
 }
 
 

@@ -40,7 +40,8 @@ def readme_rechunk_vars() -> dict:
         if line.startswith(".venv/bin/dbt build --select int_sections_chunked+")
     ]
     assert line.startswith(".venv/bin/dbt build --select int_sections_chunked+ --vars ")
-    text = line.split("--vars ", 1)[1].strip().strip("'")
+    # The recipe's line ends in `&&`: the next command runs only if it worked.
+    text = line.split("--vars ", 1)[1].strip().removesuffix("&&").strip().strip("'")
     import yaml
 
     variables = yaml.safe_load(text)

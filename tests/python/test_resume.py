@@ -156,8 +156,12 @@ def test_changed_input_does_not_reuse_old_chunks(
     first_page = SAMPLE_JSONL.read_text(encoding="utf-8").splitlines()[0]
     smaller = tmp_path / "one_page.jsonl"
     smaller.write_text(first_page + "\n", encoding="utf-8")
+    # Another input over the sample's build: allowed with replace_other_input.
     build = run_dbt_build(
-        tmp_path, smaller, extra_vars={"export_dir": ""}, data_tests=False
+        tmp_path,
+        smaller,
+        extra_vars={"export_dir": "", "replace_other_input": True},
+        data_tests=False,
     )
     assert build.query("select distinct wikipedia_id from kilt_chunks") == [("12",)]
     assert build.query(

@@ -30,6 +30,7 @@ DEFAULTS = {
     "min_overlap": 1,
     "compress_text": False,
     "keep_scratch": False,
+    "replace_other_input": False,
 }
 
 
