@@ -35,10 +35,10 @@ import duckdb
 import psutil
 import pyarrow as pa
 
+from kilt_chunks.build.sections import page_sections
+from kilt_chunks.build.splitting import split_section_batches
 from kilt_chunks.dbt_command import dbt_build_command, dbt_build_env
-from kilt_chunks.sections import page_sections
 from kilt_chunks.splitter import SPLITTER_NAMES, get_splitter
-from kilt_chunks.splitting import split_section_batches
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "kilt_enwiki2016_sample.jsonl"

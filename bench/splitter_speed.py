@@ -37,8 +37,8 @@ SAMPLE = ROOT / "data" / "kilt_enwiki2016_sample.jsonl"
 
 def section_texts(path: Path = SAMPLE) -> list[str]:
     """Kept section texts of every page in a KILT JSON-lines file, in order
-    (:func:`kilt_chunks.sections.page_sections`, SPEC rules 1-5)."""
-    from kilt_chunks.sections import page_sections
+    (:func:`kilt_chunks.build.sections.page_sections`, SPEC rules 1-5)."""
+    from kilt_chunks.build.sections import page_sections
 
     with path.open(encoding="utf-8") as fh:
         pages = [json.loads(line) for line in fh if line.strip()]

@@ -4,7 +4,7 @@
         of another input (the database's kilt_build_info, the export folder's
         owner file) without replace_other_input: true; then claims the export
         folder for this database, so that a second database's build started
-        meanwhile is refused at its start (kilt_chunks.replacing). -#}
+        meanwhile is refused at its start (kilt_chunks.build.replacing). -#}
     {%- if execute and flags.WHICH in ('build', 'run') -%}
         {%- set selected = [] -%}
         {%- for unique_id in selected_resources -%}

@@ -4,7 +4,7 @@
         the values this run built it with, one row per setting (value as
         JSON). Later builds read them (recorded_setting, and the chunking's
         ChunkingSettings.for_build) and are checked against them
-        (check_database_records); kilt_chunks.records. -#}
+        (check_database_records); kilt_chunks.build.records. -#}
     {%- set table = adapter.quote(target.database) ~ '.' ~ adapter.quote(target.schema)
         ~ '.kilt_build_settings' -%}
     create table if not exists {{ table }} (
@@ -74,7 +74,7 @@
         input is read, when a value given with --vars contradicts a setting
         recorded by a model this run does not rebuild, or when the run writes
         into an export folder that another database's build wrote; one line
-        per problem (kilt_chunks.records). -#}
+        per problem (kilt_chunks.build.records). -#}
     {%- if execute and flags.WHICH in ('build', 'run') -%}
         {%- set given = invocation_args_dict.get('vars') or {} -%}
         {%- set recorded = [] -%}

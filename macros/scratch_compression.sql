@@ -2,7 +2,7 @@
     {#- Pre-hook (enabled) and post-hook (not enabled) of the scratch tables
         that hold text (int_sections_assembled): write them with DuckDB's ZSTD
         compression (about 4x smaller text; integers keep bit packing), as
-        kilt_chunks.page_load.scratch_compression does for the pages. -#}
+        kilt_chunks.build.page_load.scratch_compression does for the pages. -#}
     {%- if enabled -%}
         set force_compression = 'zstd'
     {%- else -%}

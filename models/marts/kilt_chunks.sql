@@ -76,7 +76,7 @@ chunk_texts as (
     -- Chunk k is the section text between its offsets (code points, end
     -- exclusive), cut per section so the section text is not repeated per
     -- chunk. substring counts code points from the start, so a section over
-    -- kilt_chunks.splitting.LARGE_SECTION_CHARS brings its chunks' text from
+    -- kilt_chunks.build.splitting.LARGE_SECTION_CHARS brings its chunks' text from
     -- the chunking step instead (cutting would be quadratic in its length).
     select
         sections_paired.* exclude (

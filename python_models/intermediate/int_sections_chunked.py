@@ -10,11 +10,11 @@ model config's `chunking`, the settings the database recorded, and which
 variables --vars gave) and passed whole; the post-hook records them.
 """
 
-from kilt_chunks.checkpoint import chunk_sections_resumable
+from kilt_chunks.build.checkpoint import chunk_sections_resumable
+from kilt_chunks.build.records import recorded_settings
 from kilt_chunks.chunking_settings import ChunkingSettings
 from kilt_chunks.database import table_exists
 from kilt_chunks.progress import emit_line
-from kilt_chunks.records import recorded_settings
 from kilt_chunks.settings import given_variables
 
 

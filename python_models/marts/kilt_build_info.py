@@ -1,8 +1,8 @@
 """One row recording how the chunk corpus was built (versions and settings)."""
 
-from kilt_chunks.build_info import build_info, build_info_table
+from kilt_chunks.build.build_info import build_info, build_info_table
+from kilt_chunks.build.records import recorded_settings
 from kilt_chunks.chunking_settings import ChunkingSettings
-from kilt_chunks.records import recorded_settings
 
 
 def model(dbt, session):

@@ -1,13 +1,13 @@
 """The export: a Hugging Face dataset folder in export_dir, by kilt_chunks."""
 
-from kilt_chunks.dataset import export_dataset
-from kilt_chunks.export import column_descriptions, export_schemas
-from kilt_chunks.records import database_identity
+from kilt_chunks.build.records import database_identity
+from kilt_chunks.export.dataset import export_dataset
+from kilt_chunks.export.folder import column_descriptions, export_schemas
 
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    # One ref per config of kilt_chunks.export.EXPORT_TABLES.
+    # One ref per config of kilt_chunks.export.folder.EXPORT_TABLES.
     tables = {
         "kilt_chunks": dbt.ref("kilt_chunks"),
         "kilt_chunk_spans": dbt.ref("kilt_chunk_spans"),

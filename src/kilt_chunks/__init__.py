@@ -37,19 +37,19 @@ __version__ = "0.1.0"
 
 #: Public name -> module that defines it.
 _EXPORTS = {
-    "Section": "kilt_chunks.sections",
-    "chunk_page": "kilt_chunks.sections",
-    "page_sections": "kilt_chunks.sections",
-    "parse_section_path": "kilt_chunks.sections",
-    "section_title": "kilt_chunks.sections",
+    "Section": "kilt_chunks.build.sections",
+    "chunk_page": "kilt_chunks.build.sections",
+    "page_sections": "kilt_chunks.build.sections",
+    "parse_section_path": "kilt_chunks.build.sections",
+    "section_title": "kilt_chunks.build.sections",
     "SPLITTER_NAMES": "kilt_chunks.splitter",
     "Splitter": "kilt_chunks.splitter",
     "count_tokens": "kilt_chunks.splitter",
     "get_splitter": "kilt_chunks.splitter",
-    "split_section_batches": "kilt_chunks.splitting",
-    "locate_chunks": "kilt_chunks.spans",
-    "KiltInputError": "kilt_chunks.loading",
-    "read_kilt_pages": "kilt_chunks.loading",
+    "split_section_batches": "kilt_chunks.build.splitting",
+    "locate_chunks": "kilt_chunks.build.spans",
+    "KiltInputError": "kilt_chunks.build.loading",
+    "read_kilt_pages": "kilt_chunks.build.loading",
 }
 
 __all__ = [
@@ -70,22 +70,22 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from kilt_chunks.loading import KiltInputError, read_kilt_pages
-    from kilt_chunks.sections import (
+    from kilt_chunks.build.loading import KiltInputError, read_kilt_pages
+    from kilt_chunks.build.sections import (
         Section,
         chunk_page,
         page_sections,
         parse_section_path,
         section_title,
     )
-    from kilt_chunks.spans import locate_chunks
+    from kilt_chunks.build.spans import locate_chunks
+    from kilt_chunks.build.splitting import split_section_batches
     from kilt_chunks.splitter import (
         SPLITTER_NAMES,
         Splitter,
         count_tokens,
         get_splitter,
     )
-    from kilt_chunks.splitting import split_section_batches
 
 
 def __getattr__(name: str) -> Any:

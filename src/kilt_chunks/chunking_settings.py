@@ -10,10 +10,10 @@ database recorded), passed whole to the chunking workers and
 
 * the variable checks (:data:`kilt_chunks.settings.KNOWN_VARIABLES`,
   :func:`kilt_chunks.settings.settings_problems`),
-* the resume fingerprint (:func:`kilt_chunks.checkpoint.sections_fingerprint`),
+* the resume fingerprint (:func:`kilt_chunks.build.checkpoint.sections_fingerprint`),
 * the recorded settings (``kilt_build_settings``: the post-hook
   ``record_chunking_settings`` stores what the chunking ran with),
-* ``kilt_build_info`` (:func:`kilt_chunks.build_info.build_info`), and with it
+* ``kilt_build_info`` (:func:`kilt_chunks.build.build_info.build_info`), and with it
   the card and ``kilt-chunks summary``.
 
 A new chunking setting is then its dbt variable (``dbt_project.yml``), its
@@ -225,7 +225,7 @@ class ChunkingSettings(BaseModel):
             variables: Each setting's dbt variable as in effect (given with
                 ``--vars`` or the project's default).
             recorded: The settings the database's chunks were last built with
-                (:func:`kilt_chunks.records.recorded_settings`; empty for a
+                (:func:`kilt_chunks.build.records.recorded_settings`; empty for a
                 new database).
             given: Names of the variables given on the command line.
 

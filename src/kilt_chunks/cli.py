@@ -23,7 +23,7 @@ from kilt_chunks.dump.build import DumpBuildError
 from kilt_chunks.dump.command import COMMANDS as DUMP_COMMANDS
 from kilt_chunks.dump.command import add_dump_commands, run_dump_command
 from kilt_chunks.evaluation import DEFAULT_KS, EvaluationError
-from kilt_chunks.export import CARD_FILE, EXPORT_TABLES, config_files
+from kilt_chunks.export.folder import CARD_FILE, EXPORT_TABLES, config_files
 from kilt_chunks.rag import dense, embed, fuse, rerank
 from kilt_chunks.rag.llm_cli import add_llm_commands
 from kilt_chunks.rag.models import RagError
@@ -388,7 +388,7 @@ def corpus_stats(db_path: str) -> str:
             " tokens_p95, tokens_mean, share_under_32_tokens"
             " from kilt_section_depth_stats order by section_depth"
         ).fetchall()
-    from kilt_chunks.card import format_statistic
+    from kilt_chunks.export.card import format_statistic
 
     width = max((len(description) for _, _, description in stats), default=0)
     lines = ["kilt-chunks corpus statistics"]
@@ -555,7 +555,11 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "stats":
             print(corpus_stats(args.db))
         else:  # push
-            from kilt_chunks.publish import PushError, publisher_note, push_export
+            from kilt_chunks.export.publish import (
+                PushError,
+                publisher_note,
+                push_export,
+            )
 
             export_dir = args.export_dir or _export_dir_of(args.db)
             note = publisher_note(export_dir)

@@ -18,13 +18,13 @@ from dbt.adapters.duckdb.credentials import DuckDBCredentials
 from dbt.adapters.duckdb.plugins import BasePlugin
 from dbt_common.exceptions import DbtRuntimeError
 
-from kilt_chunks.database import DatabaseInUseError, connect, memory_limit_bytes
-from kilt_chunks.dbt_command import NO_DBT_VARIABLE
-from kilt_chunks.records import (
+from kilt_chunks.build.records import (
     export_owner_problem_sql,
     recorded_settings_problems_json,
 )
-from kilt_chunks.replacing import replacing_problems_json
+from kilt_chunks.build.replacing import replacing_problems_json
+from kilt_chunks.database import DatabaseInUseError, connect, memory_limit_bytes
+from kilt_chunks.dbt_command import NO_DBT_VARIABLE
 from kilt_chunks.settings import KNOWN_VARIABLES, project_path, settings_problems_json
 from kilt_chunks.sql_progress import WATCHER
 
@@ -69,7 +69,7 @@ def default_memory_limit(machine_bytes: int | None = None) -> str:
     (``"4294967296B"``), so a default build fits the machine it runs on (as
     DuckDB's own default does); only a machine too small for the input meets
     the memory floor of the sections step
-    (:func:`kilt_chunks.page_load.memory_floor_problem`).
+    (:func:`kilt_chunks.build.page_load.memory_floor_problem`).
 
     Args:
         machine_bytes: The machine's memory; default
@@ -225,12 +225,12 @@ _SQL_FUNCTIONS = (
     ("kilt_settings_problems", settings_problems_json, 2, False),
     ("kilt_settings_names", _settings_names_sql, 0, False),
     (WATCH_FUNCTION, _watch_sql_progress_sql, 1, True),
-    # kilt_chunks.records: the hook check_database_records.
+    # kilt_chunks.build.records: the hook check_database_records.
     ("kilt_recorded_settings_problems", recorded_settings_problems_json, 3, False),
     ("kilt_export_owner_problem", export_owner_problem_sql, 2, False),
     # The tokenizer's short name in kilt_corpus_stats (its "tokens" row).
     ("kilt_tokenizer_label", _tokenizer_label_sql, 1, False),
-    # kilt_chunks.replacing: the hook check_replacing (claims the export folder).
+    # kilt_chunks.build.replacing: the hook check_replacing (claims the export folder).
     ("kilt_replacing_problems", replacing_problems_json, 2, True),
 )
 
@@ -250,7 +250,7 @@ def register_functions(conn: duckdb.DuckDBPyConnection) -> None:
 class Plugin(BasePlugin):
     """Check the settings before dbt-duckdb connects; register the build's SQL
     functions on its connection. The pages are loaded by the model
-    ``base_kilt__pages`` (:mod:`kilt_chunks.page_load`), not by a source
+    ``base_kilt__pages`` (:mod:`kilt_chunks.build.page_load`), not by a source
     plugin: dbt-duckdb loads a plugin source whenever ``source()`` renders
     with a connection (``dbt compile``, ``show``, ``docs generate``)."""
 

@@ -26,8 +26,8 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from kilt_chunks.build.loading import UNREADABLE_INPUT
 from kilt_chunks.evaluation import trec_id
-from kilt_chunks.loading import UNREADABLE_INPUT
 from kilt_chunks.settings import project_path
 from kilt_chunks.sql_templates import json_lines_macros
 
@@ -57,7 +57,7 @@ TASK_FILE_PATTERN = re.compile(r"^(?P<task>.+?)\.jsonl?(\.gz|\.zst)?$")
 TASK_LINES_MACRO = "kilt_task_lines_parsed"
 
 #: Prefix of the reject reason of the row that marks unreadable task input
-#: (the pages' own, :data:`kilt_chunks.loading.UNREADABLE_INPUT`); the model's
+#: (the pages' own, :data:`kilt_chunks.build.loading.UNREADABLE_INPUT`); the model's
 #: post-hook (macro ``stop_on_unreadable_input``) stops the build with the
 #: rest of the reason as its one-line message.
 UNREADABLE_TASKS = UNREADABLE_INPUT
@@ -207,7 +207,7 @@ def read_task_lines(
 ) -> pa.RecordBatchReader:
     """Read every line of the task files named by ``kilt_tasks``, one row each.
 
-    Lines are split by :mod:`kilt_chunks.loading`'s line reader (LF only,
+    Lines are split by :mod:`kilt_chunks.build.loading`'s line reader (LF only,
     plain or gzip, a line that is not UTF-8 kept as one bad line), so line
     numbers are exact whatever a line holds, and each line is parsed by
     :data:`TASK_LINES_MACRO`, 2,048 lines at a time (a 2 GB task file such as
@@ -246,7 +246,7 @@ def read_task_lines(
 def _task_line_batches(
     con: duckdb.DuckDBPyConnection, kilt_tasks: str, schema: pa.Schema
 ) -> Iterator[pa.RecordBatch]:
-    from kilt_chunks.loading import _line_blocks
+    from kilt_chunks.build.loading import _line_blocks
 
     try:
         try:
@@ -351,7 +351,7 @@ def write_task_files(
 
     The files are written into ``<export_dir>/.qrels.partial/`` and that
     folder takes the place of ``qrels/`` in one atomic step
-    (:func:`kilt_chunks.export.replace_folder`): at every instant ``qrels/``
+    (:func:`kilt_chunks.export.folder.replace_folder`): at every instant ``qrels/``
     holds the whole previous or the whole new set of files.
 
     Per task (see :data:`TASK_FILE_SUFFIXES`), each id of a qrels or topics
@@ -384,7 +384,7 @@ def write_task_files(
             no stale file (other files are kept).
         database: Path of the build's DuckDB file: refuse an export folder
             another database wrote, and record this one as its owner
-            (:func:`kilt_chunks.records.claim_export`); ``""`` checks nothing.
+            (:func:`kilt_chunks.build.records.claim_export`); ``""`` checks nothing.
         build: Identity of the build, recorded beside the database.
 
     Returns:
@@ -394,10 +394,11 @@ def write_task_files(
     Raises:
         ValueError: If a query id is empty (it cannot be a field of the
             space-separated formats), naming the task.
-        kilt_chunks.records.ExportOwnerError: If another database's export
+        kilt_chunks.build.records.ExportOwnerError: If another database's export
             is in ``export_dir``.
     """
-    from kilt_chunks.export import (
+    from kilt_chunks.build.records import claim_export, export_lock
+    from kilt_chunks.export.folder import (
         carry_over,
         export_root,
         file_names,
@@ -405,7 +406,6 @@ def write_task_files(
         replace_folder,
         staging_folder,
     )
-    from kilt_chunks.records import claim_export, export_lock
 
     tasks = sorted(set(tasks))
     if not export_dir:
@@ -522,7 +522,7 @@ def gold_pages_check(
     whose page has chunks (``num_spans``) are *on other pages* when
 
     1. the pages were rendered by ``kilt-chunks from-dump`` (``input_kind``
-       ``"dump"``, :func:`kilt_chunks.card.describe_source`): another
+       ``"dump"``, :func:`kilt_chunks.export.card.describe_source`): another
        paragraph split than the one any task file was made on (KILT's own
        extraction, or the KILT-format pages a handmade task was written
        on), even for the same revision; or

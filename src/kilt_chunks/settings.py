@@ -106,7 +106,7 @@ def export_dir_problem(export_dir: str) -> str | None:
     """What is wrong with the export folder ``export_dir`` (a resolved path;
     ``""`` is no export, a leading ``~`` the home folder), or None: it must
     not exist as anything but a folder (a missing one is created). Used by the
-    settings check and by :func:`kilt_chunks.export.prepare_export_dir`.
+    settings check and by :func:`kilt_chunks.export.folder.prepare_export_dir`.
     Neither it nor a parent folder to be created may be a file (``afile/sub``).
     """
     path = os.path.expanduser(export_dir) if export_dir else ""

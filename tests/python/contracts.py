@@ -13,7 +13,7 @@ import duckdb
 import pyarrow as pa
 import yaml
 
-from kilt_chunks.export import table_schema
+from kilt_chunks.export.folder import table_schema
 
 #: The folder of the models' yml files.
 MODELS = Path(__file__).resolve().parents[2] / "models"
@@ -67,7 +67,7 @@ def contract_names(model: str) -> list[str]:
 def contract_schema(model: str) -> pa.Schema:
     """The Arrow schema the export gives ``model``: its contract made into a
     DuckDB table (as dbt does), read back by
-    :func:`kilt_chunks.export.table_schema`."""
+    :func:`kilt_chunks.export.folder.table_schema`."""
     columns = ", ".join(
         f'"{c.name}" {c.data_type}{" NOT NULL" if c.not_null else ""}'
         for c in contract_columns(model)

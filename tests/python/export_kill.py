@@ -1,7 +1,7 @@
 """A tiny export, written by the real export code, that can be stopped at any
 file-system step of putting it in place (tests/python/test_export.py).
 
-:func:`stopped_at` makes every file-system step of :mod:`kilt_chunks.export`
+:func:`stopped_at` makes every file-system step of :mod:`kilt_chunks.export.folder`
 (renames, exchanges, tree removals, links) count its calls and raise
 :class:`Killed` just before call ``kill_at``: a BaseException, which no
 ``except Exception`` of the code under test catches, so nothing after the
@@ -19,9 +19,9 @@ import pyarrow as pa
 import pytest
 
 from contracts import contract_schema
-from kilt_chunks import export
-from kilt_chunks.card import dataset_card
-from kilt_chunks.export import (
+from kilt_chunks.export import folder as export
+from kilt_chunks.export.card import dataset_card
+from kilt_chunks.export.folder import (
     EXPORT_TABLES,
     ExportedConfig,
     finish_export,
@@ -30,7 +30,7 @@ from kilt_chunks.export import (
 )
 from kilt_chunks.provenance import write_task_files
 
-#: The functions of kilt_chunks.export that change the file system.
+#: The functions of kilt_chunks.export.folder that change the file system.
 STEPS = ("_rename", "_exchange", "_remove_tree", "_link_or_copy")
 
 

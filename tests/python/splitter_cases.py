@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from conftest import SAMPLE_JSONL, read_pages
-from kilt_chunks.sections import page_sections
+from kilt_chunks.build.sections import page_sections
 from kilt_chunks.splitter import (
     DEFAULT_CHUNK_OVERLAP,
     DEFAULT_TOKENIZER,
@@ -32,7 +32,7 @@ PROPERTY = settings(
 def sample_texts() -> tuple[list[str], list[str]]:
     """(kept section texts, whole page bodies) of the bundled sample.
 
-    Sections come from :func:`kilt_chunks.sections.page_sections` (SPEC rules
+    Sections come from :func:`kilt_chunks.build.sections.page_sections` (SPEC rules
     1-5); a page body is all paragraphs after the title concatenated as they
     are (headers and markers included).
     """

@@ -33,14 +33,14 @@ from conftest import (
     dbt_env,
     run_dbt_build,
 )
-from kilt_chunks.export import OWNER_FILE
-from kilt_chunks.records import claim_export
-from kilt_chunks.replacing import (
+from kilt_chunks.build.records import claim_export
+from kilt_chunks.build.replacing import (
     claim_export_dir,
     input_identity,
     other_input_problem,
     replacing_problems_json,
 )
+from kilt_chunks.export.folder import OWNER_FILE
 
 TASKS = FIXTURES / "kilt_tasks" / "handmade-dev-kilt.jsonl"
 

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 from huggingface_hub import DatasetCard
 
-from kilt_chunks.card import (
+from kilt_chunks.export.card import (
     LICENSE,
     LICENSE_SINCE_2023,
     check_card,
@@ -20,14 +20,14 @@ from kilt_chunks.card import (
     describe_source,
     license_of,
 )
-from kilt_chunks.export import (
+from kilt_chunks.export.folder import (
     EXPORT_TABLES,
     finish_export,
     start_export,
     task_split,
     write_config,
 )
-from kilt_chunks.publish import publisher_note
+from kilt_chunks.export.publish import publisher_note
 
 
 def _from_dump_pages(root: Path, dump_date: str | None) -> Path:

@@ -7,7 +7,7 @@ import pytest
 from llama_index.core.utils import get_tokenizer
 
 from conftest import SAMPLE, SAMPLE_JSONL, Build, read_pages
-from kilt_chunks.spans import kilt_spans, locate_chunks
+from kilt_chunks.build.spans import kilt_spans, locate_chunks
 
 BULLET = "BULLET::::"
 

@@ -16,8 +16,8 @@ import yaml
 from pydantic import Field
 
 from conftest import ROOT, Build
-from kilt_chunks.build_info import build_info
-from kilt_chunks.checkpoint import sections_fingerprint
+from kilt_chunks.build.build_info import build_info
+from kilt_chunks.build.checkpoint import sections_fingerprint
 from kilt_chunks.checks import int_at_least
 from kilt_chunks.chunking_settings import (
     DEFAULT_CHUNKING,

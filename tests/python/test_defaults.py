@@ -23,10 +23,14 @@ def test_package_defaults_equal_the_dbt_vars() -> None:
 
 
 def test_public_signatures_take_their_defaults_from_the_module() -> None:
-    from kilt_chunks.checkpoint import chunk_sections_resumable
-    from kilt_chunks.sections import chunk_page
+    from kilt_chunks.build.checkpoint import chunk_sections_resumable
+    from kilt_chunks.build.sections import chunk_page
+    from kilt_chunks.build.splitting import (
+        split_batch,
+        split_section,
+        split_section_batches,
+    )
     from kilt_chunks.splitter import get_splitter
-    from kilt_chunks.splitting import split_batch, split_section, split_section_batches
 
     expected = {
         "splitter": defaults.DEFAULT_SPLITTER,

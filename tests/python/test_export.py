@@ -19,9 +19,16 @@ from huggingface_hub import DatasetCard, HfApi
 from conftest import SAMPLE, SAMPLE_JSONL, Build, read_pages, run_dbt_build
 from contracts import contract_schema
 from export_kill import Killed, stopped_at, write_configs, write_export, write_qrels
-from kilt_chunks.card import LICENSE, check_card, dataset_card
+from kilt_chunks.build.records import (
+    ExportOwnerError,
+    claim_export,
+    export_owner_problem,
+    owner_record,
+)
 from kilt_chunks.cli import corpus_stats, main
-from kilt_chunks.export import (
+from kilt_chunks.export.card import LICENSE, check_card, dataset_card
+from kilt_chunks.export.figures import FIGURES, draw_figures
+from kilt_chunks.export.folder import (
     EXPORT_TABLES,
     ExportSchemaError,
     arrow_type,
@@ -34,14 +41,7 @@ from kilt_chunks.export import (
     table_schema,
     write_parquet_files,
 )
-from kilt_chunks.figures import FIGURES, draw_figures
-from kilt_chunks.publish import REPLACED_PATTERNS, UPLOAD_PATTERNS, push_export
-from kilt_chunks.records import (
-    ExportOwnerError,
-    claim_export,
-    export_owner_problem,
-    owner_record,
-)
+from kilt_chunks.export.publish import REPLACED_PATTERNS, UPLOAD_PATTERNS, push_export
 
 SCHEMA = pa.schema(
     [
@@ -197,7 +197,8 @@ def test_a_type_without_arrow_type_is_named_with_table_and_column() -> None:
             table_schema(con, "missing")
     assert str(error.value) == (
         "export: table t has columns of a type with no Arrow type: b (HUGEINT),"
-        " c (STRUCT(x INTEGER)[]) (add the type to kilt_chunks.export.ARROW_TYPES"
+        " c (STRUCT(x INTEGER)[]) (add the type to"
+        " kilt_chunks.export.folder.ARROW_TYPES"
         " or cast the column in the model)"
     )
 
@@ -828,7 +829,7 @@ def test_an_export_built_under_an_unusual_path_publishes_no_path_of_it(
 def test_the_card_names_kilt_as_source_only_for_kilt_pages() -> None:
     """describe_source: KILT's knowledge source by its file or Hub name, a
     from-dump output by its manifest, anything else by its file name."""
-    from kilt_chunks.card import describe_source, published_build_info
+    from kilt_chunks.export.card import describe_source, published_build_info
 
     kilt = describe_source("/data/kilt/kilt_knowledgesource.json")
     assert kilt["source_datasets"] == ["facebook/kilt_wikipedia"]
@@ -856,7 +857,7 @@ def test_the_card_names_kilt_as_source_only_for_kilt_pages() -> None:
 def test_the_card_describes_a_dump_by_its_manifest(tmp_path: Path) -> None:
     import json
 
-    from kilt_chunks.card import describe_source
+    from kilt_chunks.export.card import describe_source
 
     (tmp_path / "pages").mkdir()
     (tmp_path / "manifest.json").write_text(

@@ -11,7 +11,7 @@ import datasets
 import pytest
 
 from conftest import SAMPLE, SAMPLE_JSONL, SAMPLE_PARQUET, run_dbt_build
-from kilt_chunks.loading import (
+from kilt_chunks.build.loading import (
     RAW_PAGE_SCHEMA,
     UNREADABLE_INPUT,
     KiltInputError,
@@ -193,7 +193,7 @@ def test_input_signature_follows_the_file_not_its_spelling(tmp_path: Path) -> No
     size or modification time is another."""
     import os
 
-    from kilt_chunks.loading import input_signature
+    from kilt_chunks.build.loading import input_signature
 
     path = tmp_path / "pages.jsonl"
     path.write_text('{"wikipedia_id": "1"}\n')
@@ -422,7 +422,7 @@ def test_a_line_over_the_limit_is_never_held_whole(
     limit plus one read is held: the rest of the line is skipped as it is
     read, and the line is one rejected row. Shown with a small limit (the
     real sizes are in bench/big_inputs.py)."""
-    from kilt_chunks import loading
+    from kilt_chunks.build import loading
 
     monkeypatch.setattr(loading, "MAX_LINE_BYTES", 1_000)
     monkeypatch.setattr(loading, "READ_BYTES", 256)

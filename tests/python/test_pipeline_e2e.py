@@ -11,8 +11,8 @@ import pytest
 
 from conftest import SAMPLE, SAMPLE_JSONL, Build, read_pages, run_dbt_build
 from contracts import contract_columns, contract_names
-from kilt_chunks.export import config_files
-from kilt_chunks.sections import chunk_page
+from kilt_chunks.build.sections import chunk_page
+from kilt_chunks.export.folder import config_files
 
 #: Every test of this module runs dbt (make test-fast leaves them out).
 pytestmark = pytest.mark.dbt
@@ -54,7 +54,7 @@ def test_sample_counts_are_accounted_for(sample_build: Build) -> None:
 
 
 def test_chunks_equal_python_reference_for_every_page(sample_build: Build) -> None:
-    """SQL sections + dbt chunking == kilt_chunks.sections + stock LlamaIndex."""
+    """SQL sections + dbt chunking == kilt_chunks.build.sections + stock LlamaIndex."""
     expected = []
     for page in read_pages(SAMPLE_JSONL):
         for section, chunks in chunk_page(

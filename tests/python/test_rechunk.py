@@ -126,7 +126,7 @@ def test_a_rebuild_keeps_the_recorded_settings_it_is_not_given(
     configs of the export go, and the build says so (item 9)."""
     import shutil
 
-    from kilt_chunks.export import OWNER_FILE
+    from kilt_chunks.export.folder import OWNER_FILE
 
     copy_build(rechunked, tmp_path)
     # The rechunked build's export (with its task configs and qrels), as

@@ -233,7 +233,7 @@ def test_memory_limit_is_lowered_for_a_block_and_restored() -> None:
 def test_chunking_restores_the_memory_limit(tmp_path: Path) -> None:
     """The chunking step caps DuckDB's memory while its workers run (cached
     pages would otherwise sit beside them) and gives the cap back after."""
-    from kilt_chunks.checkpoint import chunk_sections_resumable
+    from kilt_chunks.build.checkpoint import chunk_sections_resumable
 
     with duckdb.connect(str(tmp_path / "t.duckdb")) as con:
         con.execute("set memory_limit = '1GB'")
@@ -275,7 +275,7 @@ def test_load_caps_the_database_then_reuses_the_load(
     memory beside it; the limit is given back), and a second call with the
     record of the first reuses the stored pages without reading the input."""
 
-    from kilt_chunks import page_load
+    from kilt_chunks.build import page_load
 
     seen: list[str] = []
     caps: list[int] = []
@@ -319,7 +319,7 @@ def test_load_caps_the_database_then_reuses_the_load(
 def test_changed_page_id_alone_changes_the_fingerprint() -> None:
     """A checkpoint row carries its page's wikipedia_id, so an input that
     differs only in an id must not resume from the old chunks."""
-    from kilt_chunks.checkpoint import sections_fingerprint
+    from kilt_chunks.build.checkpoint import sections_fingerprint
 
     with duckdb.connect() as con:
         fingerprints = []
@@ -336,7 +336,7 @@ def test_changed_page_id_alone_changes_the_fingerprint() -> None:
 def test_resume_continues_after_the_last_checkpoint_row(tmp_path: Path) -> None:
     """The resume point is the checkpoint's last row: a checkpoint cut back to
     a prefix (as a kill leaves it) is completed to the uninterrupted result."""
-    from kilt_chunks.checkpoint import CHECKPOINT_TABLE, chunk_sections_resumable
+    from kilt_chunks.build.checkpoint import CHECKPOINT_TABLE, chunk_sections_resumable
 
     with duckdb.connect(str(tmp_path / "t.duckdb")) as con:
         con.execute(
@@ -369,7 +369,7 @@ def test_resume_continues_after_the_last_checkpoint_row(tmp_path: Path) -> None:
 def test_sections_swapping_texts_change_the_fingerprint() -> None:
     """Texts moved between sections (of one page, or of two pages) with the
     same keys, count and bytes must not resume from the old chunks' offsets."""
-    from kilt_chunks.checkpoint import sections_fingerprint
+    from kilt_chunks.build.checkpoint import sections_fingerprint
 
     def fingerprint(rows: list[tuple[int, str, int, str]]) -> tuple:
         values = ", ".join(f"({p}, '{w}', {s}, '{t}')" for p, w, s, t in rows)
@@ -399,8 +399,8 @@ def test_chunking_memory_stays_bounded_however_many_sections(
     sections at the 128 MiB cap). Here: 300,000 sections, several windows,
     a 16 MiB cap (a streaming read of the sections fails there; the
     checkpoint's 15 columns need more than 8 MiB to start)."""
-    from kilt_chunks import checkpoint
-    from kilt_chunks.checkpoint import chunk_sections_resumable
+    from kilt_chunks.build import checkpoint
+    from kilt_chunks.build.checkpoint import chunk_sections_resumable
 
     monkeypatch.setattr(checkpoint, "CHUNKING_MEMORY_LIMIT", 16 * 2**20)
     monkeypatch.setattr(checkpoint, "WINDOW_PAGES", 40_000, raising=False)
@@ -426,7 +426,7 @@ def test_load_records_the_longest_window_of_pages_and_the_memory_floor(
     WINDOW_PAGES pages (windows in input order, across the loader's
     batches), and says when the memory limit is below the floor they need;
     a reused load is judged against the limit of the new build."""
-    from kilt_chunks import page_load
+    from kilt_chunks.build import page_load
 
     monkeypatch.setattr(page_load, "WINDOW_PAGES", 10)
     pages = [json.loads(line) for line in SAMPLE_JSONL.read_text().splitlines()]
@@ -457,7 +457,7 @@ def test_load_records_the_longest_window_of_pages_and_the_memory_floor(
 
 
 def test_memory_floor_problem_names_the_variable_and_a_limit_that_passes() -> None:
-    from kilt_chunks.page_load import memory_floor_problem
+    from kilt_chunks.build.page_load import memory_floor_problem
 
     # The long-page corpus the factor was measured on: 58.3 MB per 2,048
     # pages; its sections step fails at 512 MB and completes at 576 MiB.
@@ -486,12 +486,12 @@ def test_advised_memory_limit_passes_the_floor_check_it_came_from(
     is a binary size that DuckDB, set to it, reports at or above the floor."""
     import duckdb
 
-    from kilt_chunks.database import memory_limit_bytes
-    from kilt_chunks.page_load import (
+    from kilt_chunks.build.page_load import (
         SECTIONS_MEMORY_PER_TEXT_BYTE,
         advised_memory_limit,
         memory_floor_problem,
     )
+    from kilt_chunks.database import memory_limit_bytes
 
     floor = floor_mib * 2**20
     window = int(floor / SECTIONS_MEMORY_PER_TEXT_BYTE) + 1

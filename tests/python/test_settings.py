@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from conftest import failed_dbt_build, run_dbt_build
-from kilt_chunks.records import recorded_settings_problems
+from kilt_chunks.build.records import recorded_settings_problems
 from kilt_chunks.settings import KNOWN_VARIABLES, SPLITTER_CHOICES, settings_problems
 from kilt_chunks.splitter import (
     DEFAULT_CHUNK_OVERLAP,

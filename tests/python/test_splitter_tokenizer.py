@@ -225,7 +225,7 @@ def test_worker_processes_chunk_with_the_options(wordpiece: str) -> None:
     two workers give the rows one process gives, with exact offsets."""
     from test_splitting import _sample_section_batches
 
-    from kilt_chunks.splitting import split_section_batches
+    from kilt_chunks.build.splitting import split_section_batches
 
     batches = _sample_section_batches(200)
     options = {"chunk_size": 96, "chunk_overlap": 24, "tokenizer": wordpiece}
@@ -274,7 +274,7 @@ def test_worker_processes_chunk_with_the_options(wordpiece: str) -> None:
 def test_tokenizer_label_names_the_tokenizer(tokenizer: str, label: str) -> None:
     """Issue 31 item 10: what the statistics, the card and the figure title
     call the tokenizer (they said cl100k_base whatever it was)."""
-    from kilt_chunks.figures import figure_captions
+    from kilt_chunks.export.figures import figure_captions
     from kilt_chunks.splitter.options import tokenizer_label
 
     assert tokenizer_label(tokenizer) == label

@@ -14,15 +14,15 @@ import pyarrow as pa
 import pytest
 
 from conftest import SAMPLE_JSONL, read_pages
-from kilt_chunks.chunking_settings import ChunkingSettings
-from kilt_chunks.sections import page_sections, parse_section_path, section_title
-from kilt_chunks.splitting import (
+from kilt_chunks.build.sections import page_sections, parse_section_path, section_title
+from kilt_chunks.build.splitting import (
     CHUNK_SCHEMA,
     compacted_batch,
     split_batch,
     split_section,
     split_section_batches,
 )
+from kilt_chunks.chunking_settings import ChunkingSettings
 
 
 def _sample_section_batches(batch_size: int) -> list[pa.RecordBatch]:
@@ -163,7 +163,7 @@ def test_sliced_batches_are_compacted_before_pickling() -> None:
 
 ORPHAN_SCRIPT = """
 import pyarrow as pa
-from kilt_chunks.splitting import split_section_batches
+from kilt_chunks.build.splitting import split_section_batches
 
 if __name__ == "__main__":
     n = 400
@@ -199,7 +199,7 @@ def test_only_a_section_over_the_large_size_carries_its_chunk_texts() -> None:
     is quadratic in a section's length (a 40 MB page ran for hours); a section
     over LARGE_SECTION_CHARS brings its chunks' text instead, equal to the
     cut the offsets give."""
-    from kilt_chunks.splitting import LARGE_SECTION_CHARS
+    from kilt_chunks.build.splitting import LARGE_SECTION_CHARS
 
     sentence = "Ärger über Öl: ein Satz. "
     long_text = sentence * (LARGE_SECTION_CHARS // len(sentence) + 1)

@@ -15,7 +15,7 @@ from pathlib import Path
 import duckdb
 
 from conftest import ROOT
-from kilt_chunks.loading import UNREADABLE_INPUT, read_kilt_pages
+from kilt_chunks.build.loading import UNREADABLE_INPUT, read_kilt_pages
 from kilt_chunks.provenance import UNREADABLE_TASKS, read_task_lines
 from kilt_chunks.sql_templates import json_lines_macros
 
@@ -96,7 +96,7 @@ def test_a_wheel_reads_pages_and_task_lines_without_the_project(
     (tmp_path / "t-dev-kilt.jsonl").write_text('{"id": "q", "input": "x"}\n[1]\n')
     (tmp_path / "p.jsonl").write_text('{"wikipedia_id": "1"}\n')
     script = (
-        "import kilt_chunks.provenance as p, kilt_chunks.loading as l\n"
+        "import kilt_chunks.provenance as p, kilt_chunks.build.loading as l\n"
         "print(p.__file__)\n"
         "print(p.read_task_lines('t-dev-kilt.jsonl').read_all()"
         "['reject_reason'].to_pylist())\n"

@@ -106,7 +106,7 @@ def test_misaligned_chunk_rows_stop_kilt_chunks(
 def test_chunking_refuses_sections_out_of_order(tmp_path: Path) -> None:
     # The safety net if DuckDB ever stopped keeping the staging order: the
     # chunking step stops rather than store chunks kilt_chunks would mis-pair.
-    from kilt_chunks.checkpoint import chunk_sections_resumable
+    from kilt_chunks.build.checkpoint import chunk_sections_resumable
 
     with duckdb.connect(str(tmp_path / "t.duckdb")) as con:
         con.execute(

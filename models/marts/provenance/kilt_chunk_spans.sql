@@ -11,7 +11,7 @@ chunked_sections as (
 chunk_spans as (
 
     -- The chunking step stored each chunk's KILT span beside its section
-    -- offsets (kilt_chunks.spans.kilt_spans), so this only unnests: no join,
+    -- offsets (kilt_chunks.build.spans.kilt_spans), so this only unnests: no join,
     -- no sort, and the rows come out in the stored (page_order,
     -- section_order) order, chunk by chunk.
     select

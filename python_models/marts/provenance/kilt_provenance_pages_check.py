@@ -1,6 +1,6 @@
 """Per task: can its provenance offsets hold on the pages built? (kilt_chunks)"""
 
-from kilt_chunks.card import describe_source
+from kilt_chunks.export.card import describe_source
 from kilt_chunks.provenance import gold_pages_check
 from kilt_chunks.reanchor import reanchored_tasks
 

@@ -181,7 +181,7 @@ def reanchor(
     Raises:
         ReanchorError: A task file is missing, two have the same name, or a
             task file would be overwritten by its own output.
-        kilt_chunks.loading.KiltInputError: Pages that cannot be read.
+        kilt_chunks.build.loading.KiltInputError: Pages that cannot be read.
     """
     names: dict[str, Path] = {}
     for path in task_files:

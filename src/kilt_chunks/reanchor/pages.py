@@ -1,7 +1,7 @@
 """The pages re-anchoring needs, from the old and the new snapshot.
 
 Both snapshots are read with the project's loader
-(:func:`kilt_chunks.loading.read_kilt_pages`: KILT's
+(:func:`kilt_chunks.build.loading.read_kilt_pages`: KILT's
 ``kilt_knowledgesource.json``, JSON-lines shards, Parquet, ``datasets``
 folders), keeping only the pages the task files name, so memory holds the
 task's pages, not the corpus. A ``from-dump`` output folder (its
@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from kilt_chunks.loading import read_kilt_pages
+from kilt_chunks.build.loading import read_kilt_pages
 from kilt_chunks.reanchor.evidence import PageText
 
 __all__ = [
@@ -140,7 +140,7 @@ def load_snapshot(
     """Read the pages of ``path`` that have one of the ids or titles.
 
     Args:
-        path: Anything :func:`kilt_chunks.loading.read_kilt_pages` reads, or a
+        path: Anything :func:`kilt_chunks.build.loading.read_kilt_pages` reads, or a
             ``from-dump`` output folder (its ``pages/`` is read).
         wikipedia_ids: Ids of the pages to keep.
         titles: Titles of pages to keep too (compared by :func:`title_key`),
@@ -153,7 +153,7 @@ def load_snapshot(
         the title and redirect lookups for ``titles``.
 
     Raises:
-        kilt_chunks.loading.KiltInputError: The path cannot be read.
+        kilt_chunks.build.loading.KiltInputError: The path cannot be read.
     """
     title_keys = {title_key(t) for t in titles if t}
     redirects = _read_redirects(redirects_file, title_keys) if redirects_file else {}

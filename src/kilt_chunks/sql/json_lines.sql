@@ -1,6 +1,6 @@
 {#- The parsers of KILT's JSON lines, pages and task files alike, and their
     reject reasons, written once. Package data of kilt_chunks: the loader
-    (kilt_chunks.loading) and the task reader (kilt_chunks.provenance) render
+    (kilt_chunks.build.loading) and the task reader (kilt_chunks.provenance) render
     these macros with plain Jinja (kilt_chunks.sql_templates), so they work
     from a wheel; the dbt project loads this folder as a macro path
     (dbt_project.yml), so its hooks call the same macros. Nothing here uses
@@ -35,7 +35,7 @@
 
 {% macro page_lines_parsed(source_file, lines) -%}
     {#- The raw page rows of one block of a KILT JSON lines file: `lines`
-        names a relation of line and read_error (kilt_chunks.loading splits
+        names a relation of line and read_error (kilt_chunks.build.loading splits
         the lines, never a parser whose state machine could stop at one odd
         byte); `source_file` is the file as an SQL literal. Each line is
         parsed with an explicit structure (page_json_structure), so nothing

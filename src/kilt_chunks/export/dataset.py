@@ -1,8 +1,8 @@
 """Write the export folder of a build: Parquet configs, figures, dataset card.
 
 The Python end of the model ``kilt_export`` (:func:`export_dataset`); the
-layout and the file writing are in :mod:`kilt_chunks.export`, the card in
-:mod:`kilt_chunks.card`, the figures in :mod:`kilt_chunks.figures`.
+layout and the file writing are in :mod:`kilt_chunks.export.folder`, the card in
+:mod:`kilt_chunks.export.card`, the figures in :mod:`kilt_chunks.export.figures`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,10 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
+from kilt_chunks.build.records import claim_export, export_lock
+from kilt_chunks.build.replacing import input_identity
 from kilt_chunks.defaults import DEFAULT_TOKENIZER
-from kilt_chunks.export import (
+from kilt_chunks.export.folder import (
     CARD_FILE,
     DATA_DIR,
     EXPORT_FILES_SCHEMA,
@@ -34,8 +36,6 @@ from kilt_chunks.export import (
     write_config,
 )
 from kilt_chunks.progress import Progress, emit_warning
-from kilt_chunks.records import claim_export, export_lock
-from kilt_chunks.replacing import input_identity
 from kilt_chunks.settings import project_path
 
 __all__ = [
@@ -84,16 +84,16 @@ def export_dataset(
     """Export the build as a Hugging Face dataset folder in ``export_dir``.
 
     Writes, into a staging folder beside ``export_dir``
-    (:func:`kilt_chunks.export.start_export`), one config per entry of
-    :data:`kilt_chunks.export.EXPORT_TABLES` (its model's rows streamed in
+    (:func:`kilt_chunks.export.folder.start_export`), one config per entry of
+    :data:`kilt_chunks.export.folder.EXPORT_TABLES` (its model's rows streamed in
     table order, :data:`FETCH_ROWS` at a time, never the whole table in
     memory), the figures and the card; checks the card; then moves the parts
-    into place (:func:`kilt_chunks.export.finish_export`).
+    into place (:func:`kilt_chunks.export.folder.finish_export`).
 
     Args:
         tables: Relation of each exported model, by model name.
         schemas: The Arrow schema of each exported model, by model name
-            (:func:`kilt_chunks.export.export_schemas`: from the built
+            (:func:`kilt_chunks.export.folder.export_schemas`: from the built
             tables, so from their contracts).
         build_info: ``kilt_build_info`` (one row; also every file's key/value
             metadata).
@@ -107,10 +107,10 @@ def export_dataset(
             each config written); 0 is quiet.
         database: Path of the build's DuckDB file: the export records it and
             refuses a folder another database exported to
-            (:func:`kilt_chunks.records.claim_export`); ``""`` checks nothing.
+            (:func:`kilt_chunks.build.records.claim_export`); ``""`` checks nothing.
         build: Identity of the build (recorded beside the database).
         descriptions: Column descriptions by model and column, for the card
-            (:func:`kilt_chunks.export.column_descriptions`).
+            (:func:`kilt_chunks.export.folder.column_descriptions`).
 
     Returns:
         One row per file of the export (``config``, ``path`` relative to
@@ -121,7 +121,7 @@ def export_dataset(
         KeyError: If an exported model is missing from ``tables`` or
             ``schemas``.
         NotADirectoryError: If ``export_dir`` is a file, or below one.
-        kilt_chunks.records.ExportOwnerError: If another database's export
+        kilt_chunks.build.records.ExportOwnerError: If another database's export
             is in ``export_dir`` (nothing is written then).
         ValueError: If a table's columns are not its schema's (nothing is
             written then), or a NOT NULL column holds NULL (nothing is moved
@@ -204,8 +204,8 @@ def _write_export(
     place of the export folder."""
     # Imported here: datasets and huggingface_hub take a second or two to
     # import, which a build without export should not pay.
-    from kilt_chunks.card import check_card, dataset_card, published_build_info
-    from kilt_chunks.figures import draw_figures
+    from kilt_chunks.export.card import check_card, dataset_card, published_build_info
+    from kilt_chunks.export.figures import draw_figures
 
     # What is published holds no path of this machine: the build info without
     # export_dir and with file names (card and Parquet metadata), and a
@@ -269,7 +269,7 @@ def _reported(
 def _splits(table: ExportTable, relation: Relation) -> list[tuple[str, Relation]]:
     """``(split, rows)`` of a config: :data:`SPLIT` and all rows, or for a
     config split by task (:attr:`ExportTable.split_by_task`) each split its
-    tasks name (:func:`kilt_chunks.export.task_split`), in
+    tasks name (:func:`kilt_chunks.export.folder.task_split`), in
     :data:`TASK_SPLITS` order, with its rows in table order."""
     if not table.split_by_task:
         return [(SPLIT, relation)]

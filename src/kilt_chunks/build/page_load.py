@@ -1,7 +1,7 @@
 """Load the KILT pages into a DuckDB table once per build, and reuse a load.
 
 The dbt model ``base_kilt__pages`` (``python_models/staging/kilt/``) calls
-:func:`load_pages`: it streams :func:`kilt_chunks.loading.read_kilt_pages`
+:func:`load_pages`: it streams :func:`kilt_chunks.build.loading.read_kilt_pages`
 into the table ``kilt_pages`` of the build's scratch database and returns a
 one-row record of the load. The input is read only by this step, so
 ``dbt compile``, ``dbt show``, ``dbt ls`` and ``dbt docs generate`` never read
@@ -31,13 +31,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kilt_chunks.database import memory_limit_at_most, memory_limit_bytes
-from kilt_chunks.loading import (
+from kilt_chunks.build.loading import (
     RAW_PAGE_SCHEMA,
     KiltInputError,
     input_signature,
     read_kilt_pages,
 )
+from kilt_chunks.database import memory_limit_at_most, memory_limit_bytes
 from kilt_chunks.progress import Progress
 from kilt_chunks.settings import project_path
 
@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 #: Table of the loaded page rows, beside the load record, in the scratch
-#: database (schema :data:`kilt_chunks.loading.RAW_PAGE_SCHEMA`).
+#: database (schema :data:`kilt_chunks.build.loading.RAW_PAGE_SCHEMA`).
 PAGES_TABLE = "kilt_pages"
 
 #: The build database's memory limit while it stores the loaded pages (bytes).
@@ -233,7 +233,7 @@ def load_pages(
 
     Args:
         con: Connection of the build database.
-        kilt_path: Input path (see :mod:`kilt_chunks.loading`); a relative
+        kilt_path: Input path (see :mod:`kilt_chunks.build.loading`); a relative
             path is resolved against the dbt project folder
             (:func:`kilt_chunks.settings.project_path`).
         pages_table: Qualified name of the table to (re)create, e.g.
@@ -251,7 +251,7 @@ def load_pages(
 
     An input that cannot be read (missing, empty, not KILT, a truncated
     gzip file) gives a table whose last row's ``reject_reason`` says why (see
-    :func:`~kilt_chunks.loading.read_kilt_pages`, ``on_error="row"``); the
+    :func:`~kilt_chunks.build.loading.read_kilt_pages`, ``on_error="row"``); the
     model's post-hook stops the build with that message.
     """
     # Relative to the dbt project folder, whatever the current folder.

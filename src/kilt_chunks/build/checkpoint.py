@@ -24,12 +24,12 @@ from itertools import pairwise
 import duckdb
 import pyarrow as pa
 
-from kilt_chunks.build_info import RECORDED_PACKAGES
+from kilt_chunks.build.build_info import RECORDED_PACKAGES
+from kilt_chunks.build.spans import KILT_SPAN_COLUMNS, kilt_spans
+from kilt_chunks.build.splitting import SECTION_CHUNKS_SCHEMA, split_section_pairs
 from kilt_chunks.chunking_settings import DEFAULT_CHUNKING, ChunkingSettings
 from kilt_chunks.database import memory_limit_at_most, table_exists
 from kilt_chunks.defaults import DEFAULT_BATCH_SIZE, DEFAULT_WORKERS
-from kilt_chunks.spans import KILT_SPAN_COLUMNS, kilt_spans
-from kilt_chunks.splitting import SECTION_CHUNKS_SCHEMA, split_section_pairs
 
 __all__ = [
     "CARRIED_COLUMNS",
@@ -89,13 +89,13 @@ CARRIED_COLUMNS = {
 }
 
 #: Section columns read with the sections to give each chunk its KILT span
-#: (:func:`kilt_chunks.spans.kilt_spans`), and not stored.
+#: (:func:`kilt_chunks.build.spans.kilt_spans`), and not stored.
 SPAN_INPUT_COLUMNS = ("paragraph_text_lengths", "paragraph_start_characters")
 
 #: Columns of the checkpoint (and of ``int_sections_chunked``): the chunk
-#: lists of :data:`~kilt_chunks.splitting.SECTION_CHUNKS_SCHEMA`, then
+#: lists of :data:`~kilt_chunks.build.splitting.SECTION_CHUNKS_SCHEMA`, then
 #: :data:`CARRIED_COLUMNS`, then each chunk's KILT span
-#: (:data:`~kilt_chunks.spans.KILT_SPAN_COLUMNS`), which ``kilt_chunk_spans``
+#: (:data:`~kilt_chunks.build.spans.KILT_SPAN_COLUMNS`), which ``kilt_chunk_spans``
 #: only unnests.
 CHECKPOINT_COLUMNS = (
     *SECTION_CHUNKS_SCHEMA.names,
@@ -347,7 +347,7 @@ def chunk_sections_resumable(
             section_text and, in the dbt project, start_paragraph_id,
             end_paragraph_id, paragraph_text_lengths and
             paragraph_start_characters (see
-            :func:`kilt_chunks.spans.kilt_spans`), stored in
+            :func:`kilt_chunks.build.spans.kilt_spans`), stored in
             (page_order, section_order) order.
         settings: The chunking settings (built once by the caller: in the
             dbt project, :meth:`ChunkingSettings.for_build`).

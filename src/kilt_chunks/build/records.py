@@ -17,7 +17,7 @@ that model (``--select int_sections_chunked+``) records the new
 values.
 
 **Export ownership.** An export folder belongs to one database: the export
-writes :data:`~kilt_chunks.export.OWNER_FILE` (the database's path and the
+writes :data:`~kilt_chunks.export.folder.OWNER_FILE` (the database's path and the
 build that chunked it), and a build of another database is refused, before
 any input is read (:func:`export_owner_problem`, from the hook) and again
 when it would write (:func:`claim_export`, under a lock on the folder).
@@ -35,7 +35,7 @@ import duckdb
 
 from kilt_chunks.chunking_settings import ChunkingSettings
 from kilt_chunks.database import table_exists
-from kilt_chunks.export import OWNER_FILE, export_root
+from kilt_chunks.export.folder import OWNER_FILE, export_root
 
 __all__ = [
     "SETTINGS_TABLE",
@@ -135,7 +135,7 @@ def claim_export(
     (the staging folder of the export, or the export folder itself).
 
     ``input_path`` (the build's resolved ``kilt_path``) is recorded as
-    ``input`` (:mod:`kilt_chunks.replacing` refuses a build of another input);
+    ``input`` (:mod:`kilt_chunks.build.replacing` refuses a build of another input);
     ``""`` keeps the input the folder's owner file records.
 
     Raises:

@@ -522,7 +522,7 @@ def input_signature(kilt_path: str) -> str:
     Returns:
         16 hex digits over every input file's path, size and modification
         time (a ``datasets`` folder: every file below it; ``hf://``: the name
-        itself). The load step (:func:`kilt_chunks.page_load.load_pages`)
+        itself). The load step (:func:`kilt_chunks.build.page_load.load_pages`)
         records it, and reuses a stored load only when it is unchanged.
 
     Raises:

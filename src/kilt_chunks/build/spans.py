@@ -2,7 +2,7 @@
 
 A chunk is a substring of its section's text (SPEC rules 3 and 6: the splitter
 cuts the text and strips white space at the cuts, nothing else). The chunking
-workers (:func:`kilt_chunks.splitting.split_batch`) call this module right after
+workers (:func:`kilt_chunks.build.splitting.split_batch`) call this module right after
 splitting a section, so each chunk is found by scanning forward from the end of
 the previous one, in parallel with the splitting (token counts come with the
 chunks from the splitter). :func:`kilt_spans` then maps a batch's section offsets to

@@ -24,8 +24,8 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from kilt_chunks.defaults import DEFAULT_TOKENIZER
-from kilt_chunks.export import DATA_DIR, ExportedConfig
-from kilt_chunks.figures import FIGURES, figure_captions
+from kilt_chunks.export.figures import FIGURES, figure_captions
+from kilt_chunks.export.folder import DATA_DIR, ExportedConfig
 
 __all__ = [
     "KILT_SOURCE_DATASET",
@@ -320,11 +320,11 @@ def dataset_card(
         stats: Rows of ``kilt_corpus_stats`` (``statistic``, ``value``,
             ``description``), in order.
         figure_paths: Figure files relative to the export folder
-            (``figures/<name>.png``), in :data:`kilt_chunks.figures.FIGURES`
+            (``figures/<name>.png``), in :data:`kilt_chunks.export.figures.FIGURES`
             order.
         descriptions: Each exported model's column descriptions, by model
             and column (the dbt docs persisted as DuckDB column comments:
-            :func:`kilt_chunks.export.column_descriptions`); a column
+            :func:`kilt_chunks.export.folder.column_descriptions`); a column
             without one shows none.
 
     Returns:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from huggingface_hub import HfApi
 
-from kilt_chunks.card import check_card
-from kilt_chunks.export import CARD_FILE, DATA_DIR, EXPORT_TABLES, FIGURES_DIR
+from kilt_chunks.export.card import check_card
+from kilt_chunks.export.folder import CARD_FILE, DATA_DIR, EXPORT_TABLES, FIGURES_DIR
 
 __all__ = [
     "publisher_note",
@@ -100,7 +100,7 @@ def push_export(
 
     Raises:
         FileNotFoundError: If the folder has no card.
-        ValueError: If the card fails :func:`kilt_chunks.card.check_card`.
+        ValueError: If the card fails :func:`kilt_chunks.export.card.check_card`.
         PushError: If the Hub cannot be reached or refuses (one line naming
             the folder, the repository and the Hub's reason).
     """

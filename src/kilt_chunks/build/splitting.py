@@ -1,7 +1,7 @@
 """Split kept sections into chunks (SPEC rules 6-7), streaming and in parallel.
 
 The dbt Python model ``int_sections_chunked`` (through
-:mod:`kilt_chunks.checkpoint`) streams Arrow batches of sections into
+:mod:`kilt_chunks.build.checkpoint`) streams Arrow batches of sections into
 :func:`split_section_pairs` and commits the chunk batches it yields; nothing
 holds all sections or all chunks in memory. Batches are split in a pool of
 worker processes (spawn start method) and yielded in input order, so the output
@@ -22,10 +22,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kilt_chunks.build.spans import locate_chunks
 from kilt_chunks.chunking_settings import DEFAULT_CHUNKING, ChunkingSettings
 from kilt_chunks.defaults import DEFAULT_SPLITTER, DEFAULT_WORKERS
 from kilt_chunks.progress import Progress
-from kilt_chunks.spans import locate_chunks
 from kilt_chunks.splitter import (
     DEFAULT_CHUNK_OVERLAP,
     DEFAULT_CHUNK_SIZE,
@@ -148,7 +148,7 @@ def split_batch(
         A batch with schema :data:`CHUNK_SCHEMA` (or
         :data:`SECTION_CHUNKS_SCHEMA`): every chunk of every section, in input
         order, located in its section text and with its token count
-        (:mod:`kilt_chunks.spans`).
+        (:mod:`kilt_chunks.build.spans`).
 
     Raises:
         ValueError: If a section gives no chunk (it should have been dropped as

@@ -11,8 +11,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kilt_chunks.build.splitting import split_section
 from kilt_chunks.defaults import DEFAULT_CHUNK_SIZE, DEFAULT_SPLITTER
-from kilt_chunks.splitting import split_section
 
 __all__ = [
     "BULLET_MARKER",

@@ -11,7 +11,7 @@ Two checks of the ``on-run-start`` hook ``check_replacing`` (macro in
   inputs, unless the variable ``replace_other_input`` is true: a default
   build (the bundled sample) over a full build is never silent.
 * **The export folder** (:func:`claim_export_dir`). An export folder
-  belongs to one database (:mod:`kilt_chunks.records`); a build that will
+  belongs to one database (:mod:`kilt_chunks.build.records`); a build that will
   write it claims it now, under the folder's lock, by writing the owner
   file when the folder has none. A second database's build started while
   the first still runs is then refused at its start, in one line, instead
@@ -25,8 +25,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from kilt_chunks.export import OWNER_FILE, export_root
-from kilt_chunks.records import export_lock, export_owner_problem, owner_record
+from kilt_chunks.build.records import export_lock, export_owner_problem, owner_record
+from kilt_chunks.export.folder import OWNER_FILE, export_root
 from kilt_chunks.settings import project_path
 
 __all__ = [
@@ -101,7 +101,7 @@ def other_input_problem(
         export_dir: This build's ``export_dir`` (as given; ``""``: none).
         database: This build's DuckDB file: the export folder's recorded
             input counts only when that folder is this database's (another
-            database's folder is refused by :mod:`kilt_chunks.records`).
+            database's folder is refused by :mod:`kilt_chunks.build.records`).
 
     Returns:
         ``None`` when the database and the export folder hold no build, or
@@ -135,9 +135,9 @@ def other_input_problem(
 def claim_export_dir(export_dir: str, database: str, kilt_path: str) -> str | None:
     """Claim the export folder for ``database`` before the build runs.
 
-    Under the folder's lock (:func:`kilt_chunks.records.export_lock`): when
+    Under the folder's lock (:func:`kilt_chunks.build.records.export_lock`): when
     the folder holds another database's export (or claim), return its line
-    (:func:`kilt_chunks.records.export_owner_problem`); when it has no owner
+    (:func:`kilt_chunks.build.records.export_owner_problem`); when it has no owner
     file, create the folder if needed and write one naming ``database``
     (``build`` empty until the export writes it) and the input; a folder
     already this database's is left as it is.

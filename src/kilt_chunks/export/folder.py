@@ -2,8 +2,8 @@
 
 Layout of ``export_dir`` (a dataset repository, uploadable as it is)::
 
-    README.md                                   dataset card (kilt_chunks.card)
-    figures/<name>.png                          corpus figures (kilt_chunks.figures)
+    README.md                                   dataset card (export.card)
+    figures/<name>.png                          corpus figures (export.figures)
     data/<config>/train-00000-of-000NN.parquet  one folder per config
 
 One config per entry of :data:`EXPORT_TABLES`, in table order across file
@@ -169,7 +169,8 @@ def table_schema(
     if unmapped:
         raise ExportSchemaError(
             f"export: table {table} has columns of a type with no Arrow type: "
-            f"{', '.join(unmapped)} (add the type to kilt_chunks.export.ARROW_TYPES"
+            f"{', '.join(unmapped)} (add the type to"
+            " kilt_chunks.export.folder.ARROW_TYPES"
             " or cast the column in the model)"
         )
     return pa.schema(fields)
@@ -358,7 +359,7 @@ PARTIAL_DIR = ".export.partial"
 DATA_DIR = "data"
 FIGURES_DIR = "figures"
 CARD_FILE = "README.md"
-#: The database that wrote the export (:mod:`kilt_chunks.records`).
+#: The database that wrote the export (:mod:`kilt_chunks.build.records`).
 OWNER_FILE = ".kilt_chunks_export.json"
 
 #: One row per file an export wrote (the ``kilt_export`` table).
