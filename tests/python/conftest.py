@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import shutil
 import subprocess
 import tempfile
@@ -293,11 +292,6 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["HOME"] = home
     os.environ.pop("XDG_CACHE_HOME", None)
     os.environ.pop("XDG_CONFIG_HOME", None)
-    # Ray's local clusters use token authentication (2.59+): the driver
-    # writes the token under $HOME, but Ray's GCS server looks in the
-    # passwd home, so with the home above it found none and never started
-    # (a 30 s timeout). A token in the environment is read first by both.
-    os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
     config.addinivalue_line(
         "markers", "dbt: runs dbt (a build); `make test-fast` leaves these out"
     )
