@@ -6,7 +6,6 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -285,13 +284,6 @@ def _no_dbt_unless_marked(
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # Hermetic: no test reads or writes the user's home (Ray's token in
-    # ~/.ray, dbt's ~/.dbt, caches). Each process (xdist worker) gets a home
-    # of its own for the session; subprocesses inherit it.
-    home = tempfile.mkdtemp(prefix="kilt-chunks-test-home-")
-    os.environ["HOME"] = home
-    os.environ.pop("XDG_CACHE_HOME", None)
-    os.environ.pop("XDG_CONFIG_HOME", None)
     config.addinivalue_line(
         "markers", "dbt: runs dbt (a build); `make test-fast` leaves these out"
     )
