@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -292,3 +293,10 @@ def pytest_configure(config: pytest.Config) -> None:
         "rag: needs the rag extra (torch, sentence-transformers, faiss, Ray);"
         " `make test-fast` leaves these out",
     )
+    # One Ray token for every Ray of this test process (local ones and the
+    # cluster that test_dump_pageprops starts). Ray reads RAY_AUTH_TOKEN before
+    # ~/.ray/auth_token and caches the token it read for the life of the
+    # process: a test that set a token of its own made every later local Ray
+    # of the same xdist worker fail to start ("InvalidAuthToken"). Set before
+    # xdist starts its workers, so they all inherit it.
+    os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(32))

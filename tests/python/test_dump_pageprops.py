@@ -7,7 +7,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import secrets
 import signal
 import socket
 import subprocess
@@ -206,11 +205,11 @@ def ray_cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     --head``) in processes of its own, with token authentication on (the
     default of Ray's local clusters since 2.59); yields its address. The
     local-mode Ray of test_dump_build is the other Ray path."""
-    # A token of its own (Ray reads RAY_AUTH_TOKEN before ~/.ray/auth_token),
-    # so the test depends neither on the home folder nor on another test's
-    # local Ray having written a token there.
+    # The token is the test session's RAY_AUTH_TOKEN (conftest.py): Ray
+    # caches the token a process read, so a token of this test's own would
+    # break every later local Ray of the same worker process.
+    assert os.environ.get("RAY_AUTH_TOKEN"), "conftest.py sets RAY_AUTH_TOKEN"
     monkeypatch.setenv("RAY_AUTH_MODE", "token")
-    monkeypatch.setenv("RAY_AUTH_TOKEN", secrets.token_hex(32))
     port = _free_port()
     head = subprocess.Popen(
         [
