@@ -63,7 +63,7 @@ def repeated_chunks(
     (module docstring), from the ``start``-th on, as ``(rows, bodies)``: the
     row of repetition r's chunk at rowid i is r x (the build's chunks) + i
     (:func:`repeated_chunk_ids` turns it into the chunk id)."""
-    from kilt_chunks.bm25 import chunk_rows
+    from kilt_chunks.evaluation.bm25 import chunk_rows
 
     with duckdb.connect(db, read_only=True) as con:
         per_rep = con.sql("select count(*) from kilt_chunks").fetchall()[0][0]
@@ -95,8 +95,8 @@ def repeated_chunk_ids(db: str, pages: int, rows: Sequence[int]) -> list[str]:
     """The chunk id of each row of :func:`repeated_chunks`: the build's
     chunk id at rowid ``row mod n`` with its page renumbered by
     ``(row div n) x pages`` (n: the build's chunks), read in one DuckDB query
-    (:func:`kilt_chunks.bm25.chunk_ids_of_rows`)."""
-    from kilt_chunks.bm25 import chunk_ids_of_rows
+    (:func:`kilt_chunks.evaluation.bm25.chunk_ids_of_rows`)."""
+    from kilt_chunks.evaluation.bm25 import chunk_ids_of_rows
 
     with duckdb.connect(db, read_only=True) as con:
         per_rep = con.sql("select count(*) from kilt_chunks").fetchall()[0][0]
@@ -112,7 +112,11 @@ def repeated_chunk_ids(db: str, pages: int, rows: Sequence[int]) -> list[str]:
 
 
 def _index_child(args: argparse.Namespace) -> None:
-    from kilt_chunks.bm25 import build_index, corpus_fingerprint, index_chunks
+    from kilt_chunks.evaluation.bm25 import (
+        build_index,
+        corpus_fingerprint,
+        index_chunks,
+    )
 
     if not args.chunks:
         meta = build_index(args.db, args.index, threads=args.threads)
@@ -144,7 +148,7 @@ def _cpu_seconds() -> float:
 
 
 def _search_child(args: argparse.Namespace) -> None:
-    from kilt_chunks.bm25 import chunk_ids_of_rows, search_rows
+    from kilt_chunks.evaluation.bm25 import chunk_ids_of_rows, search_rows
 
     with duckdb.connect(args.db, read_only=True) as con:
         num_pages = con.sql(
@@ -152,7 +156,7 @@ def _search_child(args: argparse.Namespace) -> None:
         ).fetchall()[0][0]
 
     def run(texts: list[str]) -> list[list[tuple[str, float]]]:
-        """:func:`kilt_chunks.bm25.search`, with the chunk ids of the
+        """:func:`kilt_chunks.evaluation.bm25.search`, with the chunk ids of the
         repeated corpus when ``--chunks`` repeats the build."""
         hits = search_rows(
             args.index,
@@ -240,7 +244,7 @@ def main() -> None:
         return
     common = ["--db", args.db, "--index", args.index, "--threads", str(args.threads)]
     if args.skip_index and args.partial:
-        from kilt_chunks.bm25 import _open
+        from kilt_chunks.evaluation.bm25 import _open
 
         index = _open(Path(args.index))
         index.reload()

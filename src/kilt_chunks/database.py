@@ -4,6 +4,7 @@ it) and lowering its memory limit for a while."""
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -11,6 +12,10 @@ from contextlib import contextmanager
 import duckdb
 
 __all__ = [
+    "DB_HELP",
+    "DEFAULT_DB",
+    "default_db",
+    "require_db",
     "STORAGE_COMPATIBILITY_VERSION",
     "table_exists",
     "DatabaseInUseError",
@@ -26,6 +31,26 @@ __all__ = [
 #: ``profiles.yml`` sets the same for the build's own connection and the
 #: scratch database; a test opens the built file with that CLI.
 STORAGE_COMPATIBILITY_VERSION = "v1.5.0"
+
+
+#: The build's DuckDB file when neither ``--db`` nor ``KILT_CHUNKS_DB`` names one.
+DEFAULT_DB = "kilt_chunks.duckdb"
+
+#: The help of every command's ``--db`` option (argparse fills the default).
+DB_HELP = "DuckDB file of the build (default: $KILT_CHUNKS_DB or %(default)s)"
+
+
+def default_db() -> str:
+    """The DuckDB file a command reads when ``--db`` is not given:
+    ``$KILT_CHUNKS_DB`` (the variable ``profiles.yml`` reads), else
+    :data:`DEFAULT_DB` in the working folder."""
+    return os.environ.get("KILT_CHUNKS_DB", DEFAULT_DB)
+
+
+def require_db(db_path: str) -> None:
+    """Raise ``FileNotFoundError`` (one line) when ``db_path`` does not exist."""
+    if not os.path.exists(db_path):
+        raise FileNotFoundError(f"{db_path}: no such DuckDB file; run `dbt build`")
 
 
 class DatabaseInUseError(RuntimeError):

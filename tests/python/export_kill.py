@@ -19,6 +19,7 @@ import pyarrow as pa
 import pytest
 
 from contracts import contract_schema
+from kilt_chunks.evaluation.provenance import write_task_files
 from kilt_chunks.export import folder as export
 from kilt_chunks.export.card import dataset_card
 from kilt_chunks.export.folder import (
@@ -28,7 +29,6 @@ from kilt_chunks.export.folder import (
     start_export,
     write_parquet_files,
 )
-from kilt_chunks.provenance import write_task_files
 
 #: The functions of kilt_chunks.export.folder that change the file system.
 STEPS = ("_rename", "_exchange", "_remove_tree", "_link_or_copy")

@@ -10,7 +10,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from kilt_chunks.bm25 import (
+from kilt_chunks.evaluation import trec_id, untrec_id
+from kilt_chunks.evaluation.bm25 import (
     Bm25Error,
     build_index,
     chunk_ids_of_rows,
@@ -22,7 +23,6 @@ from kilt_chunks.bm25 import (
     task_queries,
     write_trec_run,
 )
-from kilt_chunks.evaluation import trec_id, untrec_id
 
 CHUNKS = [
     (
@@ -176,7 +176,7 @@ def test_an_index_of_another_format_is_refused_and_rebuilt(tmp_path: Path) -> No
     replaces it by one of format 2 (a rowid fast field)."""
     import json
 
-    from kilt_chunks.bm25 import INDEX_FORMAT, META_FILE, index_format
+    from kilt_chunks.evaluation.bm25 import INDEX_FORMAT, META_FILE, index_format
 
     db = make_db(tmp_path / "c.duckdb")
     build_index(db, tmp_path / "index", progress_seconds=0)

@@ -28,7 +28,7 @@ from conftest import (
     read_pages,
     run_dbt_build,
 )
-from kilt_chunks.provenance import (
+from kilt_chunks.evaluation.provenance import (
     KILT_SNAPSHOT_DATE,
     TASK_FILE_SUFFIXES,
     gold_pages_check,

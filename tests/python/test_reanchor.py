@@ -555,7 +555,7 @@ def test_reanchored_tasks_are_recognised(edited: dict) -> None:
     reanchor wrote onto its pages, and does not warn for them."""
     import duckdb as ddb
 
-    from kilt_chunks.provenance import gold_pages_check
+    from kilt_chunks.evaluation.provenance import gold_pages_check
     from kilt_chunks.reanchor import reanchored_tasks
 
     mapped = edited["out"] / "reanchor-dev-kilt.jsonl"

@@ -16,7 +16,7 @@ import duckdb
 
 from conftest import ROOT
 from kilt_chunks.build.loading import UNREADABLE_INPUT, read_kilt_pages
-from kilt_chunks.provenance import UNREADABLE_TASKS, read_task_lines
+from kilt_chunks.evaluation.provenance import UNREADABLE_TASKS, read_task_lines
 from kilt_chunks.sql_templates import json_lines_macros
 
 #: The reasons both parsers give a line that is no JSON object.
@@ -96,7 +96,8 @@ def test_a_wheel_reads_pages_and_task_lines_without_the_project(
     (tmp_path / "t-dev-kilt.jsonl").write_text('{"id": "q", "input": "x"}\n[1]\n')
     (tmp_path / "p.jsonl").write_text('{"wikipedia_id": "1"}\n')
     script = (
-        "import kilt_chunks.provenance as p, kilt_chunks.build.loading as l\n"
+        "import kilt_chunks.evaluation.provenance as p\n"
+        "import kilt_chunks.build.loading as l\n"
         "print(p.__file__)\n"
         "print(p.read_task_lines('t-dev-kilt.jsonl').read_all()"
         "['reject_reason'].to_pylist())\n"
@@ -111,7 +112,7 @@ def test_a_wheel_reads_pages_and_task_lines_without_the_project(
         check=True,
     )
     assert result.stdout.splitlines() == [
-        str(site / "kilt_chunks" / "provenance.py"),
+        str(site / "kilt_chunks" / "evaluation" / "provenance.py"),
         "[None, 'line is not a JSON object']",
         "['missing wikipedia_title']",
     ]

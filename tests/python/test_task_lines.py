@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from conftest import FIXTURES
-from kilt_chunks.provenance import UNREADABLE_TASKS, read_task_lines
+from kilt_chunks.evaluation.provenance import UNREADABLE_TASKS, read_task_lines
 
 GOOD = {"id": "q", "input": "text", "output": [{"answer": "a", "provenance": []}]}
 

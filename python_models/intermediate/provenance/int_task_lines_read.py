@@ -6,7 +6,7 @@ the stream of rows through another one, and the session itself stays
 untouched until dbt renames the table it wrote.
 """
 
-from kilt_chunks.provenance import read_task_lines
+from kilt_chunks.evaluation.provenance import read_task_lines
 
 
 def model(dbt, session):

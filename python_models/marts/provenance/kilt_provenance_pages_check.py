@@ -1,7 +1,7 @@
 """Per task: can its provenance offsets hold on the pages built? (kilt_chunks)"""
 
+from kilt_chunks.evaluation.provenance import gold_pages_check
 from kilt_chunks.export.card import describe_source
-from kilt_chunks.provenance import gold_pages_check
 from kilt_chunks.reanchor import reanchored_tasks
 
 

@@ -1,7 +1,7 @@
 """Write the queries, topics and qrels files per KILT task, by kilt_chunks."""
 
 from kilt_chunks.build.records import database_identity
-from kilt_chunks.provenance import write_task_files
+from kilt_chunks.evaluation.provenance import write_task_files
 
 
 def model(dbt, session):

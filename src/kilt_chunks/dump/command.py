@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from kilt_chunks.dump.request import add_request_arguments, request_from_args
@@ -75,3 +76,11 @@ def run_dump_command(args: argparse.Namespace) -> str:
     if args.json:
         args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False), "utf-8")
     return format_comparison(report)
+
+
+def add_commands(
+    commands: argparse._SubParsersAction,
+) -> dict[str, Callable[[argparse.Namespace], str]]:
+    """Add ``from-dump`` and ``compare-pages``; returns ``name -> run function``."""
+    add_dump_commands(commands)
+    return dict.fromkeys(COMMANDS, run_dump_command)

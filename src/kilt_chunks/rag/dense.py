@@ -18,7 +18,7 @@ Index kinds:
   change. Their recall@k against the exact search is measured on a sample of
   the task's queries and printed every run.
 
-The run is a TREC run (:func:`kilt_chunks.bm25.write_trec_run`) that
+The run is a TREC run (:func:`kilt_chunks.evaluation.bm25.write_trec_run`) that
 ``kilt-chunks eval`` scores at chunk and page level.
 """
 
@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from kilt_chunks.bm25 import chunk_ids_of_rows, task_queries, write_trec_run
+from kilt_chunks.evaluation.bm25 import chunk_ids_of_rows, task_queries, write_trec_run
 from kilt_chunks.rag import vectors
 from kilt_chunks.rag.models import RagError, load_embedder, resolve_model
 
@@ -281,7 +281,7 @@ def check_vectors(db_path: str | Path, folder: Path, model_sha256: str) -> dict:
     """
     import duckdb
 
-    from kilt_chunks.bm25 import corpus_fingerprint
+    from kilt_chunks.evaluation.bm25 import corpus_fingerprint
 
     manifest = vectors.read_manifest(folder)
     if manifest is None:

@@ -1,7 +1,7 @@
 """``kilt-chunks embed``: every chunk of a build as a vector, in shards.
 
 Each chunk is embedded as ``title + "\\n" + text`` (its Markdown heading
-path, then its text: the text BM25 indexes, :func:`kilt_chunks.bm25.
+path, then its text: the text BM25 indexes, :func:`kilt_chunks.evaluation.bm25.
 chunk_rows`) with ``SentenceTransformer.encode_document``, which applies the
 model's document prompt, pooling and normalisation as sentence-transformers
 does; the vectors are therefore those of ``encode_document`` of that text.
@@ -29,7 +29,7 @@ from typing import Any
 
 import duckdb
 
-from kilt_chunks.bm25 import chunk_rows, corpus_fingerprint
+from kilt_chunks.evaluation.bm25 import chunk_rows, corpus_fingerprint
 from kilt_chunks.progress import Progress
 from kilt_chunks.rag import vectors
 from kilt_chunks.rag.models import (
@@ -120,7 +120,7 @@ def _shards_from(
     db_path: str | Path, start_shard: int, shard_rows: int
 ) -> Iterator[tuple[int, list[str]]]:
     """``(index, texts)`` of each shard from ``start_shard`` on, read in one
-    scan (:func:`kilt_chunks.bm25.chunk_rows`)."""
+    scan (:func:`kilt_chunks.evaluation.bm25.chunk_rows`)."""
     index = start_shard
     pending: list[str] = []
     for _, bodies in chunk_rows(db_path, start=start_shard * shard_rows):

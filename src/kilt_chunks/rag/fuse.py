@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kilt_chunks.bm25 import write_trec_run
 from kilt_chunks.evaluation import read_run
+from kilt_chunks.evaluation.bm25 import write_trec_run
 from kilt_chunks.rag.models import RagError
 
 __all__ = ["DEFAULT_RRF_K", "add_parser", "reciprocal_rank_fusion", "run"]

@@ -251,13 +251,9 @@ def load_cross_encoder(ref: ModelRef, device: str = "cpu") -> Any:
 def add_model_arguments(parser: Any) -> None:
     """The options every model-using RAG command takes: ``--db``, ``--model``,
     ``--device``, ``--allow-download``."""
-    from kilt_chunks.cli import DEFAULT_DB
+    from kilt_chunks.database import DB_HELP, default_db
 
-    parser.add_argument(
-        "--db",
-        default=os.environ.get("KILT_CHUNKS_DB", DEFAULT_DB),
-        help="DuckDB file of the build (default: $KILT_CHUNKS_DB or %(default)s)",
-    )
+    parser.add_argument("--db", default=default_db(), help=DB_HELP)
     parser.add_argument(
         "--model",
         required=True,

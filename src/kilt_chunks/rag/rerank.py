@@ -24,8 +24,8 @@ from typing import Any
 
 import duckdb
 
-from kilt_chunks.bm25 import task_queries, write_trec_run
 from kilt_chunks.evaluation import read_run
+from kilt_chunks.evaluation.bm25 import task_queries, write_trec_run
 from kilt_chunks.rag.embed import TEXT_OF_CHUNK
 from kilt_chunks.rag.models import RagError, load_cross_encoder, resolve_model
 

@@ -131,7 +131,8 @@ def items_from_run(
         UtilityError: If k < 1, the run ranks no chunk ids, or a chunk of the
             run is not in the build.
     """
-    from kilt_chunks import bm25, evaluation
+    from kilt_chunks import evaluation
+    from kilt_chunks.evaluation import bm25
 
     if k < 1:
         raise UtilityError(f"--k must be at least 1, not {k}")

@@ -5,7 +5,7 @@ holds:
 
 * ``manifest.json`` (:data:`MANIFEST`): what the vectors are (the model's
   name, revision and SHA-256, dimension, dtype, normalisation, prompts, the
-  text embedded), the corpus they are of (:func:`kilt_chunks.bm25.
+  text embedded), the corpus they are of (:func:`kilt_chunks.evaluation.bm25.
   corpus_fingerprint`), the shard size, and ``complete`` (false while
   embedding);
 * ``shard-00000.npy``, ``shard-00001.npy``, ...: NumPy ``.npy`` arrays of

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import duckdb
@@ -36,6 +36,7 @@ from kilt_chunks.reanchor.tasks import (
 __all__ = [
     "COMMAND",
     "ReanchorError",
+    "add_commands",
     "add_parser",
     "reanchor",
     "reanchored_tasks",
@@ -320,3 +321,11 @@ def run(args: argparse.Namespace) -> str:
         f"{text}\n  task files: {args.out}/  mapping: {report['database']}"
         f" (reanchor_spans, reanchor_report)\n  (JSON: {report['report_file']})"
     )
+
+
+def add_commands(
+    commands: argparse._SubParsersAction,
+) -> dict[str, Callable[[argparse.Namespace], str]]:
+    """Add ``reanchor``; returns ``name -> run function``."""
+    add_parser(commands)
+    return {COMMAND: run}

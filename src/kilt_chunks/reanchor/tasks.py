@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from kilt_chunks.provenance import task_name
+from kilt_chunks.evaluation.provenance import task_name
 from kilt_chunks.reanchor.mapping import MAPPED, EntryResult, Mapper, rewrite_entry
 
 __all__ = [

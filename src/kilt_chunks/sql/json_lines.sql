@@ -1,6 +1,6 @@
 {#- The parsers of KILT's JSON lines, pages and task files alike, and their
     reject reasons, written once. Package data of kilt_chunks: the loader
-    (kilt_chunks.build.loading) and the task reader (kilt_chunks.provenance) render
+    (kilt_chunks.build.loading) and the task reader (kilt_chunks.evaluation.provenance) render
     these macros with plain Jinja (kilt_chunks.sql_templates), so they work
     from a wheel; the dbt project loads this folder as a macro path
     (dbt_project.yml), so its hooks call the same macros. Nothing here uses
@@ -197,7 +197,7 @@
     {#- Pre-hook of int_task_lines_read, run before the model's transaction:
         defines the DuckDB table macro kilt_task_lines_parsed(lines,
         task_name, task_file) in the build's database, which
-        kilt_chunks.provenance.read_task_lines calls, on a cursor of its own,
+        kilt_chunks.evaluation.provenance.read_task_lines calls, on a cursor of its own,
         on each block of task-file lines it reads (2,048 at a time). `lines`
         names a relation of line_number, line (the raw line) and read_error
         (the line reader's reason, e.g. invalid UTF-8); one row comes out per
