@@ -7,6 +7,7 @@ import os
 import secrets
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -300,3 +301,12 @@ def pytest_configure(config: pytest.Config) -> None:
     # of the same xdist worker fail to start ("InvalidAuthToken"). Set before
     # xdist starts its workers, so they all inherit it.
     os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(32))
+    # A home of the test session's own: no test reads or writes the user's
+    # (Ray's ~/.ray, the Hugging Face and pip caches, dbt's ~/.dbt). The Ray
+    # token above comes from the environment, so the driver and Ray's own
+    # processes (which may look up the home in /etc/passwd) agree on it.
+    # xdist workers inherit both from the controller.
+    if not hasattr(config, "workerinput"):
+        home = tempfile.mkdtemp(prefix="kilt-chunks-test-home-")
+        config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
+        os.environ["HOME"] = home
