@@ -64,6 +64,7 @@ from kilt_chunks.dump.xmlpages import (
     read_pages,
 )
 from kilt_chunks.progress import emit_line
+from kilt_chunks.ray_engine import init_ray
 
 __all__ = ["DumpBuildError", "Engine", "build_from_dump", "run_request", "ENGINES"]
 
@@ -139,36 +140,9 @@ class _Ray:
     then be on storage every node sees)."""
 
     def __init__(self, workers: int, address: str | None) -> None:
-        try:
-            import ray
-        except ImportError as exc:
-            raise DumpBuildError(
-                "--engine ray needs Ray: pip install 'kilt-chunks[ray]'"
-            ) from exc
-        self.ray = ray
-        self.started = not ray.is_initialized()
-        if self.started:
-            options: dict[str, Any] = {
-                "include_dashboard": False,
-                "log_to_driver": False,
-                "logging_level": "ERROR",
-            }
-            if address:
-                try:
-                    ray.init(address=address, **options)
-                except (ConnectionError, RuntimeError) as exc:
-                    raise DumpBuildError(
-                        f"cannot connect to the Ray cluster at {address}: "
-                        f"{str(exc).splitlines()[0]}. A cluster of Ray 2.59 or "
-                        "later may use token authentication: run with "
-                        "RAY_AUTH_MODE=token and the cluster's token "
-                        "(RAY_AUTH_TOKEN, or ~/.ray/auth_token)"
-                    ) from exc
-            else:
-                # "local": a new Ray of our own even when a cluster started by
-                # `ray start` runs on this machine (without it, ray.init finds
-                # that cluster through /tmp/ray and refuses num_cpus)
-                ray.init(address="local", num_cpus=workers, **options)
+        self.ray, self.started = init_ray(
+            address, workers, DumpBuildError, "kilt-chunks[ray]"
+        )
         self.remotes: dict[Callable, Any] = {}
 
     def submit(self, fn: Callable[[Any], Any], job: Any) -> Any:

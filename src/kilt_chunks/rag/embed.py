@@ -39,6 +39,7 @@ from kilt_chunks.rag.models import (
     resolve_device,
     resolve_model,
 )
+from kilt_chunks.ray_engine import init_ray
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -349,24 +350,9 @@ def _embed_ray(
     """``(shard, vectors, text bytes)`` of each shard in ``todo``, embedded
     by Ray Data ``map_batches`` over an actor pool of ``workers`` models
     (one GPU each on ``cuda``), in the order they finish."""
-    try:
-        import ray
-        import ray.data
-    except ImportError as exc:
-        raise RagError(
-            "--engine ray needs Ray: pip install 'kilt-chunks[rag]'"
-        ) from exc
-    started = not ray.is_initialized()
-    if started:
-        options: dict[str, Any] = {
-            "include_dashboard": False,
-            "log_to_driver": False,
-            "logging_level": "ERROR",
-        }
-        if address:
-            ray.init(address=address, **options)
-        else:
-            ray.init(address="local", num_cpus=workers or None, **options)
+    started = init_ray(address, workers or None, RagError, "kilt-chunks[rag]")[1]
+    import ray.data
+
     try:
         gpu = device.startswith("cuda")
         resources = ray.cluster_resources()

@@ -65,6 +65,7 @@ from pathlib import Path
 from typing import Any
 
 from kilt_chunks.rag.prompts import NO_RESPONSE, PROMPT_VERSION, abstention_messages
+from kilt_chunks.ray_engine import init_ray
 
 #: Torch dtypes accepted by ``--dtype`` (those of the released script).
 DTYPES = ("float32", "float16", "bfloat16")
@@ -559,19 +560,9 @@ def _score_with_ray(
     machine (``address="local"``: never another process's cluster found
     through /tmp/ray) and shuts it down at the end; an already initialised
     Ray is used as it is."""
-    import ray
-
-    started = not ray.is_initialized()
-    if started:
-        options: dict[str, Any] = {
-            "include_dashboard": False,
-            "log_to_driver": False,
-            "logging_level": "ERROR",
-        }
-        if address:
-            ray.init(address=address, **options)
-        else:
-            ray.init(address="local", num_cpus=os.cpu_count() or 1, **options)
+    ray, started = init_ray(
+        address, os.cpu_count() or 1, UtilityError, "kilt-chunks[rag]"
+    )
     try:
         _stream_ray_scores(
             ray, pairs, model_id, device, dtype, batch_size, workers,
