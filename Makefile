@@ -60,9 +60,10 @@ PYTEST_WORKERS ?= 2
 test: setup-dev
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=15
 
-# The inner loop: every test that runs neither dbt nor a model (about a minute).
+# The inner loop: every test that runs neither dbt nor a model, without the
+# slowest few (marked full).
 test-fast: setup-dev
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=15 -m "not dbt and not rag"
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=15 -m "not dbt and not rag and not full"
 
 lint: setup-dev
 	$(BIN)/ruff check src tests bench python_models

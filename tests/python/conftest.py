@@ -291,6 +291,12 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
+        "full: among the slowest tests without dbt (engine comparisons with"
+        " Ray, process kills, the longest property sweep); only `make test`"
+        " runs them, `make test-fast` leaves these out",
+    )
+    config.addinivalue_line(
+        "markers",
         "rag: needs the rag extra (torch, sentence-transformers, faiss, Ray);"
         " `make test-fast` leaves these out",
     )

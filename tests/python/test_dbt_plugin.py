@@ -12,6 +12,7 @@ from conftest import ROOT, SAMPLE_JSONL, dbt_command, dbt_env
 from kilt_chunks.dbt_command import NO_DBT_VARIABLE
 
 
+@pytest.mark.full
 def test_a_test_not_marked_dbt_cannot_start_dbt(tmp_path: Path) -> None:
     """Issue 23 item 6: the fast lane chose tests by guessing from their
     source and let a full build through (test_project_paths, 144 s). Every

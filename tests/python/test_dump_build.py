@@ -129,6 +129,7 @@ def test_bulgarian_utf16_dump(tmp_path):
     assert page["history"]["url"].startswith("https://bg.wikipedia.org/w/index.php?")
 
 
+@pytest.mark.full
 def test_engines_and_workers_give_identical_bytes(tmp_path, tables_ms):
     outs = {}
     for name, options in {
@@ -196,6 +197,7 @@ def test_resume_skips_finished_splits(tmp_path, tables_ms):
     assert not (out / "work").exists()
 
 
+@pytest.mark.full
 def test_killed_run_started_again_gives_identical_shards(
     tmp_path, enwiki_ms, enwiki_out
 ):

@@ -241,6 +241,7 @@ def ray_cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
             os.killpg(head.pid, signal.SIGKILL)
 
 
+@pytest.mark.full
 def test_engines_give_identical_bytes_with_page_props(
     tmp_path, enwiki_ms, wikidata_out, ray_cluster
 ):

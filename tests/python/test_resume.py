@@ -390,6 +390,7 @@ def test_sections_swapping_texts_change_the_fingerprint() -> None:
     assert base_pages[0] != across_pages[0]
 
 
+@pytest.mark.full
 def test_chunking_memory_stays_bounded_however_many_sections(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -108,6 +108,7 @@ def test_invalid_chunk_size(bad: object) -> None:
         FastSentenceSplitter(bad)  # type: ignore[arg-type]
 
 
+@pytest.mark.full
 @PROPERTY
 @given(texts_of(runs(), max_size=4))
 def test_runs_without_spaces(text: str) -> None:

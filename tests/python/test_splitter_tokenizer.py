@@ -220,6 +220,7 @@ def test_describe_tokenizer_names_file_and_digest(wordpiece: str) -> None:
     assert described.endswith("(no special tokens)")
 
 
+@pytest.mark.full
 def test_worker_processes_chunk_with_the_options(wordpiece: str) -> None:
     """The chunking step hands overlap and tokenizer to its spawned workers:
     two workers give the rows one process gives, with exact offsets."""

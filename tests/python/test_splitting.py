@@ -112,6 +112,7 @@ def test_a_million_spaces_split_fast_and_name_the_page_with_stock() -> None:
         split_batch(batch, ChunkingSettings(splitter="llama_index"))
 
 
+@pytest.mark.full
 def test_output_is_identical_for_any_worker_count() -> None:
     # The default (fast) splitter: worker count and batch size are the pool's
     # business, and the splitter's identity with stock has its own tests.
@@ -178,6 +179,7 @@ if __name__ == "__main__":
 """
 
 
+@pytest.mark.full
 def test_workers_exit_when_the_build_process_is_killed(tmp_path: Path) -> None:
     """SIGKILL of the process that owns the pool leaves no worker behind."""
     script = tmp_path / "chunk_forever.py"
