@@ -47,7 +47,7 @@ def default_db() -> str:
     return os.environ.get("KILT_CHUNKS_DB", DEFAULT_DB)
 
 
-def require_db(db_path: str) -> None:
+def require_db(db_path: str | os.PathLike[str]) -> None:
     """Raise ``FileNotFoundError`` (one line) when ``db_path`` does not exist."""
     if not os.path.exists(db_path):
         raise FileNotFoundError(f"{db_path}: no such DuckDB file; run `dbt build`")

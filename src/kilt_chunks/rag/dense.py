@@ -394,7 +394,7 @@ def add_parser(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> str:
     """``kilt-chunks dense``: the lines to print (run written, recall)."""
-    from kilt_chunks.rag.models import require_db
+    from kilt_chunks.database import require_db
 
     require_db(args.db)
     queries, hits, info = search_task(

@@ -438,7 +438,7 @@ def add_parser(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> str:
     """``kilt-chunks embed``: the lines to print (folder, chunks, size, time)."""
-    from kilt_chunks.rag.models import require_db
+    from kilt_chunks.database import require_db
 
     require_db(args.db)
     result = embed(

@@ -38,7 +38,6 @@ __all__ = [
     "load_cross_encoder",
     "load_embedder",
     "model_identity",
-    "require_db",
     "resolve_device",
     "resolve_model",
 ]

@@ -214,7 +214,7 @@ def add_parser(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> str:
     """``kilt-chunks rerank``: the line to print (run written, pairs scored)."""
-    from kilt_chunks.rag.models import require_db
+    from kilt_chunks.database import require_db
 
     require_db(args.db)
     queries, hits, info = rerank(
