@@ -17,6 +17,7 @@ from kilt_chunks.database import (
     DB_HELP,
     connect,
     default_db,
+    require_db,
     table_exists,
 )
 from kilt_chunks.export.folder import CARD_FILE, EXPORT_TABLES, config_files
@@ -50,9 +51,8 @@ def _open_build(db_path: str, advice: str) -> duckdb.DuckDBPyConnection:
         NoBuildError: If it is empty or not a DuckDB file.
         DatabaseInUseError: If a build still holds it.
     """
+    require_db(db_path)
     path = Path(db_path)
-    if not path.exists():
-        raise FileNotFoundError(f"{db_path}: no such DuckDB file; run `dbt build`")
     if path.is_file() and path.stat().st_size == 0:
         raise NoBuildError(
             f"{db_path} is an empty file, not the DuckDB file of a build: run "
