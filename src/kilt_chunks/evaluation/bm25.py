@@ -366,6 +366,12 @@ def index_format_problem(index_dir: str | Path) -> str | None:
     found = index_format(index_dir)
     if found is None:
         return f"{index_dir}: no BM25 index (run `kilt-chunks bm25`)"
+    meta = json.loads((Path(index_dir) / META_FILE).read_text(encoding="utf-8"))
+    if meta.get("engine", "tantivy") != "tantivy":
+        return (
+            f"{index_dir}: holds a {meta['engine']} BM25 index, not a tantivy"
+            f" one (use --engine {meta['engine']}, or another --index)"
+        )
     if found != INDEX_FORMAT:
         return (
             f"{index_dir}: BM25 index of format {found}, this kilt-chunks reads"
