@@ -35,7 +35,8 @@ chunks) are in ``bench/RESULTS_BM25.md``, with two engines that prune and
 were not taken: PISA (``pyterrier_pisa``: faster search, but a one-thread
 index build of about an hour and over 2 GiB at full size, Robertson's idf,
 an ASCII-only tokenizer) and Lance (``pylance``: tantivy's scoring, no
-faster, more memory, a copy of the text).
+faster, more memory, a copy of the text). The engine that prunes is
+optional and needs Java: :mod:`kilt_chunks.evaluation.lucene` (Anserini).
 """
 
 from __future__ import annotations

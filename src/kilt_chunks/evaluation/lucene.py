@@ -44,6 +44,7 @@ import glob
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -122,7 +123,8 @@ def anserini_jar(path: str | Path | None = None) -> Path:
     if spec is not None and spec.submodule_search_locations:
         for folder in spec.submodule_search_locations:
             jars = sorted(
-                glob.glob(os.path.join(folder, "resources", "jars", "anserini-*.jar"))
+                glob.glob(os.path.join(folder, "resources", "jars", "anserini-*.jar")),
+                key=lambda jar: [int(n) for n in re.findall(r"\d+", Path(jar).name)],
             )
             if jars:
                 return Path(jars[-1])
