@@ -167,3 +167,37 @@ def test_a_tantivy_index_is_not_taken_for_a_lucene_one(tmp_path: Path) -> None:
     )
     with pytest.raises(bm25.Bm25Error, match="holds a tantivy BM25 index"):
         lucene.search_rows(tmp_path / "index", ["saturn"])
+
+
+def test_chunks_are_handed_to_anserini_as_json_lines_file_by_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    monkeypatch.setattr(lucene, "CHUNKS_PER_FILE", 2)
+    batches = [([0, 1, 2], ["a", 'b "quoted"\nline', "Große Aa"]), ([7], ["\t"])]
+    assert lucene._write_collection(tmp_path / "c", batches) == 4
+    files = sorted((tmp_path / "c").iterdir())
+    assert [f.name for f in files] == ["chunks-00000.jsonl", "chunks-00001.jsonl"]
+    lines = [
+        json.loads(line)
+        for f in files
+        for line in f.read_text(encoding="utf-8").splitlines()
+    ]
+    assert lines == [
+        {"id": "0", "contents": "a"},
+        {"id": "1", "contents": 'b "quoted"\nline'},
+        {"id": "2", "contents": "Große Aa"},
+        {"id": "7", "contents": "\t"},
+    ]
+    db = make_db(tmp_path / "c.duckdb")
+    assert lucene._export_collection(db, tmp_path / "d") == 5
+    exported = [
+        json.loads(line)
+        for f in sorted((tmp_path / "d").iterdir())
+        for line in f.read_text(encoding="utf-8").splitlines()
+    ]
+    assert sorted(exported, key=lambda d: int(d["id"]))[2] == {
+        "id": "2",
+        "contents": "# Aa River\nThe Große Aa is a river in Lower Saxony.",
+    }

@@ -50,6 +50,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
+from itertools import chain, islice
 from pathlib import Path
 
 import duckdb
@@ -75,9 +76,13 @@ INDEX_HEAP = "1g"
 INDEX_BUFFER_MB = 512
 #: Java heap of a search process (the postings are memory-mapped, outside it).
 SEARCH_HEAP = "1g"
-#: Chunks per JSON-lines file handed to Anserini (its threads read files in
-#: parallel, one file each).
+#: Chunks per JSON-lines file handed to Anserini from Python batches, and
+#: the size of a file DuckDB writes from ``kilt_chunks`` (Anserini's threads
+#: read files in parallel, one file each).
 CHUNKS_PER_FILE = 500_000
+COLLECTION_FILE_BYTES = "256MB"
+#: DuckDB's memory limit while it writes the chunks out for Anserini.
+COLLECTION_MEMORY = "512MB"
 #: Folder of the Lucene index inside an index folder.
 LUCENE_DIR = "lucene"
 #: Anserini's log of the last indexing, inside an index folder.
@@ -207,41 +212,41 @@ def _check_java(java: str) -> None:
 def _write_collection(
     folder: Path, batches: Iterable[tuple[list[int], list[str]]]
 ) -> int:
-    """Write ``(rows, bodies)`` batches as Anserini JSON lines into
-    ``folder`` (:data:`CHUNKS_PER_FILE` a file); returns the chunks written."""
-    import pyarrow as pa
-
+    """Write ``(rows, bodies)`` batches as Anserini JSON lines
+    (``{"id": "<row>", "contents": "<body>"}``) into ``folder``,
+    :data:`CHUNKS_PER_FILE` chunks a file, line by line (memory: one batch);
+    returns the chunks written."""
     folder.mkdir(parents=True, exist_ok=True)
+    pairs = (
+        pair for rows, bodies in batches for pair in zip(rows, bodies, strict=True)
+    )
     written = 0
-    part = 0
-    pending: list[pa.Table] = []
-    pending_rows = 0
-    with duckdb.connect() as con:
-
-        def flush() -> None:
-            nonlocal part, pending, pending_rows
-            if not pending:
-                return
-            con.register("chunk_batch", pa.concat_tables(pending))
-            target = str(folder / f"chunks-{part:05d}.jsonl").replace("'", "''")
-            con.execute(
-                "copy (select cast(row as varchar) as id, body as contents"
-                f" from chunk_batch) to '{target}' (format json)"
-            )
-            con.unregister("chunk_batch")
-            part += 1
-            pending, pending_rows = [], 0
-
-        for rows, bodies in batches:
-            pending.append(
-                pa.table({"row": pa.array(rows, pa.int64()), "body": bodies})
-            )
-            pending_rows += len(rows)
-            written += len(rows)
-            if pending_rows >= CHUNKS_PER_FILE:
-                flush()
-        flush()
+    while (first := next(pairs, None)) is not None:
+        name = f"chunks-{written // CHUNKS_PER_FILE:05d}.jsonl"
+        with (folder / name).open("w", encoding="utf-8", newline="\n") as out:
+            for row, body in chain([first], islice(pairs, CHUNKS_PER_FILE - 1)):
+                line = {"id": str(row), "contents": body}
+                out.write(json.dumps(line, ensure_ascii=False) + "\n")
+                written += 1
     return written
+
+
+def _export_collection(db_path: str | Path, folder: Path) -> int:
+    """Write every chunk of ``kilt_chunks`` of ``db_path`` as Anserini JSON
+    lines into ``folder`` in one DuckDB ``COPY`` (``id``: the rowid;
+    ``contents``: title path + newline + text; files of about
+    :data:`COLLECTION_FILE_BYTES`, DuckDB's memory held to
+    :data:`COLLECTION_MEMORY`); returns the chunks written."""
+    target = str(folder).replace("'", "''")
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        con.execute(f"set memory_limit = '{COLLECTION_MEMORY}'")
+        written = con.execute(
+            "copy (select cast(rowid as varchar) as id,"
+            " title || chr(10) || text as contents from kilt_chunks)"
+            f" to '{target}' (format json,"
+            f" file_size_bytes '{COLLECTION_FILE_BYTES}', preserve_order false)"
+        ).fetchone()
+    return int(written[0]) if written else 0
 
 
 def index_chunks(
@@ -293,9 +298,7 @@ def index_chunks(
         if batches is None:
             if db_path is None:
                 raise ValueError("index_chunks needs db_path or batches")
-            from kilt_chunks.evaluation.bm25 import chunk_rows
-
-            written = _write_collection(collection, chunk_rows(db_path))
+            written = _export_collection(db_path, collection)
         else:
             written = _write_collection(
                 collection, batches() if callable(batches) else batches
