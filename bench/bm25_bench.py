@@ -119,6 +119,7 @@ def _index_child(args: argparse.Namespace) -> None:
         index_chunks,
     )
 
+    children = _ChildMemory()
     if args.engine == "lucene" and not args.chunks:
         meta = lucene.build_index(args.db, args.index, threads=args.threads)
     elif not args.chunks:
@@ -144,7 +145,42 @@ def _index_child(args: argparse.Namespace) -> None:
                 lambda done: repeated_chunks(args.db, args.chunks, num_pages, done),
                 threads=args.threads,
             )
-    print(json.dumps({**meta, "peak_rss": _own_peak()}))
+    print(json.dumps({**meta, "peak_rss": _own_peak(), **children.stop()}))
+
+
+class _ChildMemory:
+    """Samples the memory of this process's children (Anserini's Java) every
+    0.2 s: the peak RSS, and the peak of its anonymous part (RSS less the
+    file-backed and shared pages: Lucene's memory-mapped index files, which
+    the kernel can drop, are not in it)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.rss = 0
+        self.anon = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        import psutil
+
+        me = psutil.Process()
+        while not self._stop.is_set():
+            for child in me.children(recursive=True):
+                try:
+                    info = child.memory_info()
+                except psutil.Error:
+                    continue
+                self.rss = max(self.rss, info.rss)
+                self.anon = max(self.anon, info.rss - info.shared)
+            time.sleep(0.2)
+
+    def stop(self) -> dict:
+        self._stop.set()
+        self._thread.join()
+        return {"child_peak_rss": self.rss, "child_peak_anon_rss": self.anon}
 
 
 def _own_peak() -> int:
@@ -338,6 +374,10 @@ def main() -> None:
         "chunks": meta["num_indexed"],
         "index_seconds": round(index_wall, 1),
         "index_peak_rss_gib": round(index_peak / 2**30, 2),
+        "index_child_peak_rss_gib": round(meta.get("child_peak_rss", 0) / 2**30, 2),
+        "index_child_peak_anon_gib": round(
+            meta.get("child_peak_anon_rss", 0) / 2**30, 2
+        ),
         "index_gb": round(meta["index_bytes"] / 1e9, 2),
         "queries": found["queries"],
         "threads": args.threads,
