@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # Extra dbt variables, e.g. make build VARS='{kilt_path: /data/kilt_knowledgesource.json}'
 VARS ?= {}
 
-.PHONY: setup setup-dev rag-install lucene-install demo build summary stats test test-fast lint bench bench-full clean demo-dump bench-dump demo-rag
+.PHONY: setup setup-dev rag-install lucene-install bench-bm25 demo build summary stats test test-fast lint bench bench-full clean demo-dump bench-dump demo-rag
 
 # What running the pipeline needs (make demo, build, summary, stats).
 $(VENV)/.installed: pyproject.toml
@@ -110,6 +110,29 @@ demo-dump: setup
 	KILT_CHUNKS_DB=$(DUMP_DEMO)/kilt_chunks.duckdb $(BIN)/dbt build --project-dir . --profiles-dir . \
 		--vars '{kilt_path: $(DUMP_DEMO)/out/pages/, export_dir: $(DUMP_DEMO)/exports}'
 	$(BIN)/kilt-chunks summary --db $(DUMP_DEMO)/kilt_chunks.duckdb
+
+# The BM25 benchmark at full size (bench/RESULTS_BM25.md): the 1000 MB bench
+# corpus (make bench's generator) built once into $(BM25_WORK)/bench.duckdb,
+# its chunks repeated to $(BM25_CHUNKS), indexed and searched (2,000
+# queries, top 100, 2 threads) by each engine of BM25_ENGINES; the lucene
+# engine's row carries Anserini run by itself on the same index beside it.
+# About 25 min of 2 cores per engine at full size, 20 GB of disk for lucene.
+BM25_WORK ?= bench/work/bm25full
+BM25_CHUNKS ?= 23749800
+BM25_ENGINES ?= tantivy lucene
+
+bench-bm25: setup-dev
+	mkdir -p $(BM25_WORK)
+	test -f $(BM25_WORK)/bench.duckdb || { \
+		$(BIN)/python -c "import sys; sys.path.insert(0, 'bench'); from pathlib import Path; from run_bench import make_corpus; make_corpus(Path('$(BM25_WORK)/corpus_1000mb.jsonl'), 1000)" && \
+		KILT_CHUNKS_DB=$(BM25_WORK)/bench.duckdb $(BIN)/dbt build --project-dir . --profiles-dir . \
+			--target-path $(BM25_WORK)/target --log-path $(BM25_WORK)/logs \
+			--exclude-resource-type test --exclude-resource-type unit_test \
+			--vars '{kilt_path: $(BM25_WORK)/corpus_1000mb.jsonl, export_dir: $(BM25_WORK)/exports}'; }
+	for engine in $(BM25_ENGINES); do \
+		$(BIN)/python bench/bm25_bench.py --db $(BM25_WORK)/bench.duckdb --engine $$engine \
+			--index $(BM25_WORK)/$$engine-index --chunks $(BM25_CHUNKS) || exit 1; \
+	done
 
 # The from-dump benchmark (about 1 GB of wikitext; bench/RESULTS_DUMP.md).
 BENCH_DUMP_MB ?= 1000
