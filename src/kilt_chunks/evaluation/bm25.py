@@ -386,11 +386,41 @@ def index_is_current(db_path: str | Path, index_dir: str | Path) -> bool:
     :data:`INDEX_FORMAT` of the chunks now in ``db_path``."""
     if index_format_problem(index_dir) is not None:
         return False
+    return index_matches_chunks(db_path, index_dir)
+
+
+def index_matches_chunks(db_path: str | Path, index_dir: str | Path) -> bool:
+    """True when the description :data:`META_FILE` in ``index_dir`` (of
+    either engine) was written for the chunks now in ``db_path`` (the same
+    :func:`corpus_fingerprint`)."""
     meta_file = Path(index_dir) / META_FILE
     meta = json.loads(meta_file.read_text(encoding="utf-8"))
     with duckdb.connect(str(db_path), read_only=True) as con:
         current = corpus_fingerprint(con)
     return all(meta.get(key) == value for key, value in current.items())
+
+
+def hits_with_chunk_ids(
+    index_dir: str | Path, db_path: str | Path, hits: list[list[tuple[int, float]]]
+) -> list[list[tuple[str, float]]]:
+    """``hits`` (per query, ``(row, score)``) with each row made its chunk
+    id, all rows read from ``db_path`` in one query (:func:`chunk_ids_of_rows`).
+
+    Raises:
+        Bm25Error: If a row is not in ``kilt_chunks`` (the table changed
+            since the index in ``index_dir`` was built).
+    """
+    rows = [row for found in hits for row, _ in found]
+    found_ids = chunk_ids_of_rows(db_path, rows)
+    known = [chunk_id for chunk_id in found_ids if chunk_id is not None]
+    if len(known) != len(found_ids):
+        raise Bm25Error(
+            f"{index_dir}: {len(found_ids) - len(known):,} hit rows are not in"
+            f" kilt_chunks of {db_path}; the chunks changed since the index was"
+            " built (rebuild it: kilt-chunks bm25 --reindex)"
+        )
+    ids = iter(known)
+    return [[(next(ids), score) for _, score in found] for found in hits]
 
 
 def search(
@@ -438,17 +468,7 @@ def search(
     hits = search_rows(
         index_dir, queries, k, threads=threads, max_df_share=max_df_share
     )
-    rows = [row for found in hits for row, _ in found]
-    found_ids = chunk_ids_of_rows(db_path, rows)
-    known = [chunk_id for chunk_id in found_ids if chunk_id is not None]
-    if len(known) != len(found_ids):
-        raise Bm25Error(
-            f"{index_dir}: {len(found_ids) - len(known):,} hit rows are not in"
-            f" kilt_chunks of {db_path}; the chunks changed since the index was"
-            " built (rebuild it: kilt-chunks bm25 --reindex)"
-        )
-    ids = iter(known)
-    return [[(next(ids), score) for _, score in found] for found in hits]
+    return hits_with_chunk_ids(index_dir, db_path, hits)
 
 
 def search_rows(
@@ -593,10 +613,12 @@ __all__ = [
     "chunk_ids_of_rows",
     "chunk_rows",
     "corpus_fingerprint",
+    "hits_with_chunk_ids",
     "index_chunks",
     "index_format",
     "index_format_problem",
     "index_is_current",
+    "index_matches_chunks",
     "search",
     "search_rows",
     "task_queries",

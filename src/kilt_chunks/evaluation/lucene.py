@@ -58,8 +58,9 @@ import duckdb
 from kilt_chunks.evaluation.bm25 import (
     META_FILE,
     Bm25Error,
-    chunk_ids_of_rows,
     corpus_fingerprint,
+    hits_with_chunk_ids,
+    index_matches_chunks,
 )
 
 #: Environment variable naming the Java executable to run Anserini with.
@@ -381,10 +382,7 @@ def index_is_current(db_path: str | Path, index_dir: str | Path) -> bool:
     in ``db_path``."""
     if index_problem(index_dir) is not None:
         return False
-    meta = json.loads((Path(index_dir) / META_FILE).read_text(encoding="utf-8"))
-    with duckdb.connect(str(db_path), read_only=True) as con:
-        current = corpus_fingerprint(con)
-    return all(meta.get(key) == value for key, value in current.items())
+    return index_matches_chunks(db_path, index_dir)
 
 
 def search_rows(
@@ -459,15 +457,7 @@ def search(
             ``kilt_chunks`` (the chunks changed since the index was built).
     """
     hits = search_rows(index_dir, queries, k, threads=threads, jar=jar)
-    rows = [row for found in hits for row, _ in found]
-    found_ids = chunk_ids_of_rows(db_path, rows)
-    if any(chunk_id is None for chunk_id in found_ids):
-        raise Bm25Error(
-            f"{index_dir}: hit rows not in kilt_chunks of {db_path}; the chunks"
-            " changed since the index was built (rebuild it: --reindex)"
-        )
-    ids = iter(found_ids)
-    return [[(str(next(ids)), score) for _, score in found] for found in hits]
+    return hits_with_chunk_ids(index_dir, db_path, hits)
 
 
 __all__ = [
