@@ -87,7 +87,7 @@ def test_pruned_top_k_equals_the_exhaustive_search_on_the_sample(
 
 @pytest.mark.dbt
 def test_the_command_writes_a_lucene_run_that_eval_scores(
-    tmp_path: Path, sample_task_build: Build
+    tmp_path: Path, sample_task_build: Build, capsys: pytest.CaptureFixture
 ) -> None:
     import json
 
@@ -130,7 +130,10 @@ def test_the_command_writes_a_lucene_run_that_eval_scores(
         f"{index}: holds a lucene BM25 index, not a tantivy one (use --engine"
         " lucene, or another --index)"
     )
+    capsys.readouterr()
     assert main([*args, "--run", str(tmp_path / "t.trec")]) == 0
+    # ... as a new tantivy index, not as a tantivy index of an old format.
+    assert "format" not in capsys.readouterr().out
     problem = lucene.index_problem(index)
     assert problem is not None and "tantivy" in problem
 

@@ -345,34 +345,53 @@ def build_index(
     )
 
 
-def index_format(index_dir: str | Path) -> int | None:
-    """The format of the finished index in ``index_dir`` (1 when its
-    description has none: format 1 did not record it), or None when there is
-    no finished index."""
+def _description(index_dir: str | Path) -> dict | None:
+    """The description :data:`META_FILE` of the finished index in
+    ``index_dir`` (either engine), or None when there is none."""
     meta_file = Path(index_dir) / META_FILE
     if not meta_file.exists():
         return None
-    return int(json.loads(meta_file.read_text(encoding="utf-8")).get("index_format", 1))
+    return dict(json.loads(meta_file.read_text(encoding="utf-8")))
+
+
+def index_engine(index_dir: str | Path) -> str | None:
+    """The engine that wrote the finished index in ``index_dir``
+    (``"tantivy"`` when its description names none: this module's indexes
+    did not before the Lucene engine), or None when there is no finished
+    index."""
+    meta = _description(index_dir)
+    return None if meta is None else str(meta.get("engine", "tantivy"))
+
+
+def index_format(index_dir: str | Path) -> int | None:
+    """The format of the finished tantivy index in ``index_dir`` (1 when its
+    description has none: format 1 did not record it), or None when there is
+    no finished tantivy index (none, or another engine's)."""
+    meta = _description(index_dir)
+    if meta is None or meta.get("engine", "tantivy") != "tantivy":
+        return None
+    return int(meta.get("index_format", 1))
 
 
 def index_format_problem(index_dir: str | Path) -> str | None:
     """Why ``index_dir`` holds no usable finished index, or None when it does.
 
     Returns:
-        None for a finished index of format :data:`INDEX_FORMAT`; else a
-        sentence: no index there, or one of another format (written by
-        another version of kilt-chunks; rebuild with ``kilt-chunks bm25
-        --reindex``, which ``kilt-chunks bm25`` does by itself).
+        None for a finished tantivy index of format :data:`INDEX_FORMAT`;
+        else a sentence: no index there, another engine's index, or one of
+        another format (written by another version of kilt-chunks; rebuild
+        with ``kilt-chunks bm25 --reindex``, which ``kilt-chunks bm25`` does
+        by itself).
     """
-    found = index_format(index_dir)
-    if found is None:
+    engine = index_engine(index_dir)
+    if engine is None:
         return f"{index_dir}: no BM25 index (run `kilt-chunks bm25`)"
-    meta = json.loads((Path(index_dir) / META_FILE).read_text(encoding="utf-8"))
-    if meta.get("engine", "tantivy") != "tantivy":
+    if engine != "tantivy":
         return (
-            f"{index_dir}: holds a {meta['engine']} BM25 index, not a tantivy"
-            f" one (use --engine {meta['engine']}, or another --index)"
+            f"{index_dir}: holds a {engine} BM25 index, not a tantivy"
+            f" one (use --engine {engine}, or another --index)"
         )
+    found = index_format(index_dir)
     if found != INDEX_FORMAT:
         return (
             f"{index_dir}: BM25 index of format {found}, this kilt-chunks reads"
@@ -393,8 +412,7 @@ def index_matches_chunks(db_path: str | Path, index_dir: str | Path) -> bool:
     """True when the description :data:`META_FILE` in ``index_dir`` (of
     either engine) was written for the chunks now in ``db_path`` (the same
     :func:`corpus_fingerprint`)."""
-    meta_file = Path(index_dir) / META_FILE
-    meta = json.loads(meta_file.read_text(encoding="utf-8"))
+    meta = _description(index_dir) or {}
     with duckdb.connect(str(db_path), read_only=True) as con:
         current = corpus_fingerprint(con)
     return all(meta.get(key) == value for key, value in current.items())
@@ -615,6 +633,7 @@ __all__ = [
     "corpus_fingerprint",
     "hits_with_chunk_ids",
     "index_chunks",
+    "index_engine",
     "index_format",
     "index_format_problem",
     "index_is_current",

@@ -100,8 +100,6 @@ def _lucene_run(
     from kilt_chunks.evaluation import lucene
 
     index = Path(args.index or f"{args.db}.bm25-lucene")
-    lucene.anserini_jar(args.anserini_jar)  # missing: say so before indexing
-    lucene.java_executable()
     lines = []
     if args.reindex or not lucene.index_is_current(args.db, index):
         meta = lucene.build_index(
