@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import secrets
@@ -92,8 +94,14 @@ def run_dbt_build(
     check: bool = True,
     args: tuple[str, ...] = (),
     data_tests: bool = True,
+    in_process: bool = True,
 ) -> Build:
-    """Run `dbt build` of this project in a subprocess, writing under workdir.
+    """Run `dbt build` of this project, writing under workdir.
+
+    ``in_process`` (default) runs it in this test process
+    (:func:`invoke_dbt_in_process`); ``in_process=False`` in a new ``dbt``
+    process, as a user's command line does (for tests of what only a process
+    shows: its exit, its signals, a second process on the same file).
 
     ``data_tests=False`` leaves out the project's data tests and unit tests
     (:data:`WITHOUT_DATA_TESTS`): for tests of the build's mechanics (resume,
@@ -117,13 +125,66 @@ def run_dbt_build(
     cmd = dbt_command(workdir, variables, *args)
     if select:
         cmd += ["--select", select]
-    proc = subprocess.run(
-        cmd, cwd=ROOT, env=dbt_env(workdir), capture_output=True, text=True, timeout=900
-    )
-    output = proc.stdout + proc.stderr
-    if check and proc.returncode != 0:
-        raise AssertionError(f"dbt build failed ({proc.returncode}):\n{output[-6000:]}")
-    return Build(workdir / "kilt_chunks.duckdb", export_dir, proc.returncode, output)
+    if in_process:
+        returncode, output = invoke_dbt_in_process(cmd, dbt_env(workdir))
+    else:
+        proc = subprocess.run(
+            cmd,
+            cwd=ROOT,
+            env=dbt_env(workdir),
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        returncode, output = proc.returncode, proc.stdout + proc.stderr
+    if check and returncode != 0:
+        raise AssertionError(f"dbt build failed ({returncode}):\n{output[-6000:]}")
+    return Build(workdir / "kilt_chunks.duckdb", export_dir, returncode, output)
+
+
+def invoke_dbt_in_process(
+    cmd: list[str], env: dict[str, str], cwd: Path = ROOT
+) -> tuple[int, str]:
+    """Run the dbt command line ``cmd`` (``[dbt, "build", ...]``, any dbt
+    command) in this process through dbt's programmatic entry point
+    (``dbtRunner``), as the ``dbt`` executable would run it in a new one: in
+    ``cwd``, with ``env`` as the whole environment, stdout and stderr
+    captured together.
+
+    Returns ``(exit code, output)``, the exit code as dbt's command line gives
+    it: 0 success, 1 a node failed, 2 an error stopped dbt.
+
+    Why: a build's new process spends about 6 s before its first node (Python
+    and dbt's imports, NLTK's and tiktoken's loads in the chunking model) that
+    a test worker pays once this way (docs/internals.md, "Test times"). After
+    the run the DuckDB file is closed (dbt-duckdb keeps its connection in a
+    class attribute, ``DuckDBConnectionManager._ENV``, for the life of the
+    process) and dbt-duckdb's once-per-process warnings are forgotten, so the
+    next command starts as a new process would.
+    """
+    from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+    from dbt.cli.main import dbtRunner
+
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    output = io.StringIO()
+    try:
+        os.environ.clear()
+        os.environ.update(env)
+        os.chdir(cwd)
+        with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+            result = dbtRunner().invoke(cmd[1:])
+    finally:
+        with DuckDBConnectionManager._LOCK:
+            if DuckDBConnectionManager._ENV is not None:
+                DuckDBConnectionManager._ENV.close()
+            DuckDBConnectionManager._ENV = None
+            DuckDBConnectionManager._LOGGED_MESSAGES.clear()
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    if result.success:
+        return 0, output.getvalue()
+    return (1 if result.exception is None else 2), output.getvalue()
 
 
 def failed_dbt_build(workdir: Path, kilt_path: Path | str, **options) -> str:

@@ -341,9 +341,7 @@ def test_dbt_commands_besides_build_never_read_the_input(tmp_path: Path) -> None
     (which compiles every node, as `dbt compile` does) succeed with a
     kilt_path that does not exist (reading it would stop them), and leave the
     built corpus as it was."""
-    import subprocess
-
-    from conftest import ROOT, dbt_command, dbt_env
+    from conftest import dbt_command, dbt_env, invoke_dbt_in_process
 
     path = tmp_path / "dupes.jsonl"
     path.write_text(
@@ -368,25 +366,21 @@ def test_dbt_commands_besides_build_never_read_the_input(tmp_path: Path) -> None
     ):
         cmd = dbt_command(tmp_path, variables)
         cmd[1:2] = command
-        proc = subprocess.run(
-            cmd, cwd=ROOT, env=dbt_env(tmp_path), capture_output=True, text=True
-        )
-        assert proc.returncode == 0, (command, proc.stdout[-3000:])
-        assert "no such file or directory" not in proc.stdout
+        returncode, output = invoke_dbt_in_process(cmd, dbt_env(tmp_path))
+        assert returncode == 0, (command, output[-3000:])
+        assert "no such file or directory" not in output
     # A model that reads the loaded pages, removed with the scratch database
     # after the build succeeded: one line on how to get them back.
     cmd = dbt_command(tmp_path, variables)
     cmd[1:2] = ["show", "--select", "stg_kilt__pages"]
-    proc = subprocess.run(
-        cmd, cwd=ROOT, env=dbt_env(tmp_path), capture_output=True, text=True
-    )
-    assert proc.returncode != 0
-    assert "Catalog Error" not in proc.stdout
+    returncode, output = invoke_dbt_in_process(cmd, dbt_env(tmp_path))
+    assert returncode != 0
+    assert "Catalog Error" not in output
     assert (
         "the loaded pages (kilt_scratch.main.kilt_pages) are gone: a successful "
         "build removes the scratch database; run the whole build (dbt build), "
         "with --vars '{keep_scratch: true}' to keep them after it"
-    ) in proc.stdout
+    ) in output
     assert build.query(audit_sql) == [(2, 1, 1)]
     assert build.query(
         "select line_number, reject_reason from kilt_rejected_pages"

@@ -203,21 +203,15 @@ def test_a_database_file_name_with_an_apostrophe(tmp_path: Path) -> None:
     stops before connecting, in one line naming KILT_CHUNKS_DB. (An
     apostrophe in a folder of the path works: the second database of
     test_export's ownership test lives in one.)"""
-    from conftest import ROOT, SAMPLE_JSONL
+    from conftest import ROOT, SAMPLE_JSONL, invoke_dbt_in_process
     from kilt_chunks.dbt_command import dbt_build_command, dbt_build_env
 
     db = tmp_path / "o'brien.duckdb"
     variables = {"kilt_path": str(SAMPLE_JSONL), "export_dir": str(tmp_path / "ex")}
-    proc = subprocess.run(
-        dbt_build_command(ROOT, tmp_path, variables),
-        cwd=ROOT,
-        env=dbt_build_env(db),
-        capture_output=True,
-        text=True,
-        timeout=600,
+    returncode, output = invoke_dbt_in_process(
+        dbt_build_command(ROOT, tmp_path, variables), dbt_build_env(db)
     )
-    output = proc.stdout + proc.stderr
-    assert proc.returncode != 0
+    assert returncode != 0
     assert (
         f"database {str(db)!r} (KILT_CHUNKS_DB): its file name holds an apostrophe,"
         " which dbt-duckdb cannot quote (the database is named after the file);"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DBT, WITHOUT_DATA_TESTS, copy_project
+from conftest import DBT, WITHOUT_DATA_TESTS, copy_project, invoke_dbt_in_process
 from kilt_chunks.settings import project_path
 
 
@@ -34,7 +34,7 @@ def test_a_build_from_another_folder_writes_only_into_the_project(
     elsewhere.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("KILT_CHUNKS_")}
     env["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
-    proc = subprocess.run(
+    returncode, output = invoke_dbt_in_process(
         [
             DBT,
             "build",
@@ -46,13 +46,10 @@ def test_a_build_from_another_folder_writes_only_into_the_project(
             '{"progress_seconds": 0, "workers": 1}',
             *WITHOUT_DATA_TESTS,  # the sample's rows: the shared build checks them
         ],
+        env,
         cwd=elsewhere,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
     )
-    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    assert returncode == 0, output[-4000:]
     assert sorted(os.listdir(elsewhere)) == []
     assert (project / "kilt_chunks.duckdb").is_file()
     assert not (project / "kilt_chunks.duckdb.scratch").exists()  # removed

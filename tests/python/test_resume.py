@@ -24,6 +24,7 @@ from conftest import (
     copy_build,
     dbt_command,
     dbt_env,
+    invoke_dbt_in_process,
     run_dbt_build,
 )
 from kilt_chunks.chunking_settings import DEFAULT_CHUNKING
@@ -529,15 +530,10 @@ def test_connection_setup_errors_are_one_message_without_traceback(
     }
     for variable, (value, message) in cases.items():
         env = {**dbt_env(tmp_path), variable: value}
-        proc = subprocess.run(
+        returncode, output = invoke_dbt_in_process(
             dbt_command(tmp_path, {"kilt_path": str(SAMPLE_JSONL), "export_dir": ""}),
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
+            env,
         )
-        output = proc.stdout + proc.stderr
-        assert proc.returncode != 0
+        assert returncode != 0
         assert message in output
         assert "Traceback" not in output

@@ -6,13 +6,12 @@ stops the build by name."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from conftest import copy_project
+from conftest import copy_project, invoke_dbt_in_process
 from kilt_chunks.dbt_command import dbt_build_command, dbt_build_env
 
 pytestmark = pytest.mark.dbt
@@ -35,16 +34,12 @@ def test_a_new_model_reading_the_scratch_database_after_kilt_chunks_is_named(
     pages.write_text(json.dumps(page) + "\n", encoding="utf-8")
     workdir = tmp_path / "work"
     variables = {"kilt_path": str(pages), "export_dir": "", "progress_seconds": 0}
-    proc = subprocess.run(
+    returncode, output = invoke_dbt_in_process(
         dbt_build_command(project, workdir, variables, "--select", "base_kilt__pages"),
+        dbt_build_env(workdir / "kilt_chunks.duckdb"),
         cwd=project,
-        env=dbt_build_env(workdir / "kilt_chunks.duckdb"),
-        capture_output=True,
-        text=True,
-        timeout=600,
     )
-    output = proc.stdout + proc.stderr
-    assert proc.returncode != 0, output[-3000:]
+    assert returncode != 0, output[-3000:]
     assert (
         "model page_count reads the scratch database but is not built before "
         "kilt_chunks, whose post-hook removes it: add `-- depends_on: "
