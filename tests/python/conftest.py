@@ -94,6 +94,7 @@ def run_dbt_build(
     check: bool = True,
     args: tuple[str, ...] = (),
     data_tests: bool = True,
+    unit_tests: bool = False,
     in_process: bool = True,
 ) -> Build:
     """Run `dbt build` of this project, writing under workdir.
@@ -107,7 +108,12 @@ def run_dbt_build(
     (:data:`WITHOUT_DATA_TESTS`): for tests of the build's mechanics (resume,
     settings, export folders) that run the sample again, whose rows the
     shared sample build's data tests already check. They take about a third
-    of a small build's node time."""
+    of a small build's node time.
+
+    ``unit_tests=True`` runs the project's dbt unit tests too (SPEC's section
+    rules on fixture rows, about 2.5 s of nodes): they read no input, so the
+    shared sample build runs them (test_dbt_unit_tests) and other builds
+    leave them out."""
     workdir.mkdir(parents=True, exist_ok=True)
     export_dir = workdir / "exports"
     variables = {
@@ -122,6 +128,8 @@ def run_dbt_build(
     }
     if not data_tests:
         args = (*args, *WITHOUT_DATA_TESTS)
+    elif not unit_tests:
+        args = (*args, *WITHOUT_DATA_TESTS[2:])
     cmd = dbt_command(workdir, variables, *args)
     if select:
         cmd += ["--select", select]
@@ -257,6 +265,7 @@ def sample_build(tmp_path_factory: pytest.TempPathFactory) -> Build:
         "sample_jsonl",
         SAMPLE_JSONL,
         extra_vars={"keep_scratch": True, "workers": 2},
+        unit_tests=True,
     )
 
 
