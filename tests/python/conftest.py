@@ -8,7 +8,6 @@ import json
 import os
 import secrets
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,13 +75,11 @@ def dbt_env(workdir: Path) -> dict[str, str]:
     return dbt_build_env(workdir / "kilt_chunks.duckdb")
 
 
+#: dbt flags that leave the dbt unit tests out of a build.
+WITHOUT_UNIT_TESTS = ("--exclude-resource-type", "unit_test")
+
 #: dbt flags that leave the data tests and unit tests out of a build.
-WITHOUT_DATA_TESTS = (
-    "--exclude-resource-type",
-    "test",
-    "--exclude-resource-type",
-    "unit_test",
-)
+WITHOUT_DATA_TESTS = ("--exclude-resource-type", "test", *WITHOUT_UNIT_TESTS)
 
 
 def run_dbt_build(
@@ -95,14 +92,11 @@ def run_dbt_build(
     args: tuple[str, ...] = (),
     data_tests: bool = True,
     unit_tests: bool = False,
-    in_process: bool = True,
 ) -> Build:
-    """Run `dbt build` of this project, writing under workdir.
-
-    ``in_process`` (default) runs it in this test process
-    (:func:`invoke_dbt_in_process`); ``in_process=False`` in a new ``dbt``
-    process, as a user's command line does (for tests of what only a process
-    shows: its exit, its signals, a second process on the same file).
+    """Run `dbt build` of this project in this test process
+    (:func:`invoke_dbt_in_process`), writing under workdir. (Tests of what
+    only a process of its own shows, a kill or a second process on the same
+    file, start ``dbt`` themselves.)
 
     ``data_tests=False`` leaves out the project's data tests and unit tests
     (:data:`WITHOUT_DATA_TESTS`): for tests of the build's mechanics (resume,
@@ -129,22 +123,11 @@ def run_dbt_build(
     if not data_tests:
         args = (*args, *WITHOUT_DATA_TESTS)
     elif not unit_tests:
-        args = (*args, *WITHOUT_DATA_TESTS[2:])
+        args = (*args, *WITHOUT_UNIT_TESTS)
     cmd = dbt_command(workdir, variables, *args)
     if select:
         cmd += ["--select", select]
-    if in_process:
-        returncode, output = invoke_dbt_in_process(cmd, dbt_env(workdir))
-    else:
-        proc = subprocess.run(
-            cmd,
-            cwd=ROOT,
-            env=dbt_env(workdir),
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-        returncode, output = proc.returncode, proc.stdout + proc.stderr
+    returncode, output = invoke_dbt_in_process(cmd, dbt_env(workdir))
     if check and returncode != 0:
         raise AssertionError(f"dbt build failed ({returncode}):\n{output[-6000:]}")
     return Build(workdir / "kilt_chunks.duckdb", export_dir, returncode, output)
@@ -164,7 +147,7 @@ def invoke_dbt_in_process(
 
     Why: a build's new process spends about 6 s before its first node (Python
     and dbt's imports, NLTK's and tiktoken's loads in the chunking model) that
-    a test worker pays once this way (docs/internals.md, "Test times"). After
+    a test worker pays once this way (docs/internals.md, "Tests"). After
     the run the DuckDB file is closed (dbt-duckdb keeps its connection in a
     class attribute, ``DuckDBConnectionManager._ENV``, for the life of the
     process) and dbt-duckdb's once-per-process warnings are forgotten, so the
