@@ -193,7 +193,7 @@ def failed_dbt_build(workdir: Path, kilt_path: Path | str, **options) -> str:
 def shared_build(
     tmp_path_factory: pytest.TempPathFactory,
     name: str,
-    kilt_path: Path,
+    kilt_path: Path | str,
     copy_from: Path | None = None,
     **options,
 ) -> Build:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import HANDMADE_TASK, Build, shared_build
 from kilt_chunks.dump.build import build_from_dump
 from kilt_chunks.dump.multistream import write_multistream_from_export
 
@@ -78,6 +79,19 @@ def enwiki_wikidata_pages(tmp_path_factory: pytest.TempPathFactory) -> Path:
         page_props=DUMPS / "enwiki-latest-page_props-shortened.sql.gz",
     )
     return out / "pages"
+
+
+def enwiki_dump_dbt_build(tmp_path_factory: pytest.TempPathFactory) -> Build:
+    """``dbt build`` of :func:`enwiki_wikidata_pages` with the handmade KILT
+    task (its provenance models run on the from-dump pages), data tests
+    included; built once per session (test_dump_dbt reads its chunks,
+    test_provenance its provenance check)."""
+    return shared_build(
+        tmp_path_factory,
+        "enwiki_dump_task",
+        f"{enwiki_wikidata_pages(tmp_path_factory)}/",
+        extra_vars={"kilt_tasks": str(HANDMADE_TASK)},
+    )
 
 
 def shard_digests(out: Path) -> dict[str, str]:

@@ -1,25 +1,21 @@
 """The pages ``from-dump`` writes are read by the loader and chunked by
 ``dbt build`` unchanged (one build of the English test dump, with the
-page_props fixture: pages with and without ``wikidata_info``)."""
+page_props fixture: pages with and without ``wikidata_info``; the build is
+shared with test_provenance, which reads its provenance check)."""
 
 from __future__ import annotations
 
 import pytest
-from dump_helpers import ENWIKI_ARTICLES, enwiki_wikidata_pages
-
-from conftest import run_dbt_build
+from dump_helpers import ENWIKI_ARTICLES, enwiki_dump_dbt_build
 
 #: Every test of this module runs dbt (make test-fast leaves them out).
 pytestmark = pytest.mark.dbt
 
 
-@pytest.fixture(scope="module")
-def dump_pages(tmp_path_factory):
-    return enwiki_wikidata_pages(tmp_path_factory)
-
-
-def test_dbt_build_chunks_every_dump_page(tmp_path, dump_pages):
-    build = run_dbt_build(tmp_path / "dbt", f"{dump_pages}/")
+def test_dbt_build_chunks_every_dump_page(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    build = enwiki_dump_dbt_build(tmp_path_factory)
     [(read, loaded, chunked, rejected)] = build.query(
         "select lines_read, pages_loaded, pages_chunked, pages_rejected"
         " from kilt_load_audit"

@@ -10,7 +10,7 @@ from pathlib import Path
 import datasets
 import pytest
 
-from conftest import SAMPLE, SAMPLE_JSONL, SAMPLE_PARQUET, run_dbt_build
+from conftest import SAMPLE, SAMPLE_JSONL, SAMPLE_PARQUET
 from kilt_chunks.build.loading import (
     RAW_PAGE_SCHEMA,
     UNREADABLE_INPUT,
@@ -132,23 +132,15 @@ def test_gzip_and_shards_read_like_the_plain_file(tmp_path: Path) -> None:
 
 
 def test_hf_parquet_and_datasets_folder_match_jsonl(tmp_path: Path) -> None:
+    """The loader gives every input kind the same pages (a dbt build calls
+    this same reader; test_pipeline_e2e builds the Parquet shape whole and
+    compares its chunks, test_bad_input a folder of shards)."""
     expected = _normalised(_rows(SAMPLE_JSONL))
     assert _normalised(_rows(SAMPLE_PARQUET)) == expected
     folder = tmp_path / "kilt_saved"
     datasets.Dataset.from_parquet(str(SAMPLE_PARQUET)).save_to_disk(str(folder))
     assert detect_input_kind(str(folder)) == "hf_disk"
     assert _normalised(_rows(folder)) == expected
-
-
-@pytest.mark.dbt
-def test_datasets_folder_builds_same_chunks(tmp_path: Path, sample_build) -> None:
-    folder = tmp_path / "kilt_saved"
-    datasets.Dataset.from_parquet(str(SAMPLE_PARQUET)).save_to_disk(str(folder))
-    build = run_dbt_build(
-        tmp_path / "build", folder, extra_vars={"export_dir": ""}, data_tests=False
-    )
-    ordered = "select * from kilt_chunks order by chunk_id"
-    assert build.query(ordered) == sample_build.query(ordered)
 
 
 def test_crlf_line_ends_and_empty_lines(tmp_path: Path) -> None:

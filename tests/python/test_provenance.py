@@ -421,15 +421,11 @@ def test_gold_on_from_dump_pages_is_a_warning(
     dump (the same 2016 revisions, rendered by from-dump: 7 chunk qrels,
     some from offsets that point at other text) ended WARN=0; now dbt warns
     and ``eval --task`` prints the warning."""
-    from dump_helpers import enwiki_wikidata_pages
+    from dump_helpers import enwiki_dump_dbt_build
 
     from kilt_chunks.cli import main
 
-    build = run_dbt_build(
-        tmp_path / "dbt",
-        f"{enwiki_wikidata_pages(tmp_path_factory)}/",
-        extra_vars={"kilt_tasks": str(TASK_FILE)},
-    )
+    build = enwiki_dump_dbt_build(tmp_path_factory)  # with the task at TASK_FILE
     assert "WARN 1 warn_on_gold_offsets_on_other_pages" in build.output
     [(kind, spans, later, warning)] = build.query(
         "select input_kind, num_spans, num_spans_revised_later, warning"

@@ -9,6 +9,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -52,16 +53,6 @@ def _start_build(
         text=True,
         start_new_session=True,
     )
-
-
-def _wait_for_line(proc: subprocess.Popen, needle: str, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if needle in line:
-            return
-        assert time.monotonic() < deadline, f"no {needle!r} within {timeout}s"
-    raise AssertionError(f"build ended before {needle!r}")
 
 
 def _wait_for_progress(
@@ -172,33 +163,34 @@ def test_changed_input_does_not_reuse_old_chunks(
 
 @pytest.mark.dbt
 def test_second_build_on_a_busy_database_gets_a_clear_message(tmp_path: Path) -> None:
-    # Pages of 1 MB without spaces keep the stock splitter busy for a while.
-    slow_pages = tmp_path / "slow.jsonl"
-    slow_pages.write_text(
-        "".join(
-            json.dumps(
-                {
-                    "wikipedia_id": str(i),
-                    "wikipedia_title": f"Slow {i}",
-                    "text": [f"Slow {i}\n", "y" * 1_000_000 + "\n"],
-                }
-            )
-            + "\n"
-            for i in range(6)
-        )
-    )
-    proc = _start_build(
-        tmp_path, {"workers": 1, "splitter": "llama_index"}, kilt_path=slow_pages
+    """A build started while another process holds the DuckDB file for
+    writing (as a running build does: DuckDB's file lock is the same) stops
+    at its connection with one line naming the file and the holder's PID."""
+    db_path = tmp_path / "kilt_chunks.duckdb"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import duckdb, sys, time; con = duckdb.connect(sys.argv[1]);"
+            " print('holding', flush=True); time.sleep(120)",
+            str(db_path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
-        _wait_for_line(proc, "START python incremental model", timeout=120)
+        assert holder.stdout is not None
+        assert holder.stdout.readline() == "holding\n"
         second = run_dbt_build(tmp_path, SAMPLE_JSONL, check=False)
         assert second.returncode != 0
-        assert "is in use by another process (PID" in second.output
+        assert (
+            f"database {db_path} is in use by another process (PID {holder.pid})"
+            in second.output
+        )
         assert "Traceback" not in second.output
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
+        holder.kill()
+        holder.wait(timeout=30)
 
 
 def _memory_limit(con: duckdb.DuckDBPyConnection) -> str:
