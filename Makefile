@@ -69,12 +69,12 @@ stats: setup
 PYTEST_WORKERS ?= 2
 
 test: setup-dev
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=15
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15
 
 # The inner loop: every test that runs neither dbt nor a model, without the
 # slowest few (marked full).
 test-fast: setup-dev
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=15 -m "not dbt and not rag and not full"
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 -m "not dbt and not rag and not full"
 
 lint: setup-dev
 	$(BIN)/ruff check src tests bench python_models

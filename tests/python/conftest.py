@@ -156,6 +156,7 @@ def invoke_dbt_in_process(
     from dbt.adapters.duckdb.connections import DuckDBConnectionManager
     from dbt.cli.main import dbtRunner
 
+    _reuse_parsed_macros()
     saved_env, saved_cwd = dict(os.environ), os.getcwd()
     output = io.StringIO()
     try:
@@ -176,6 +177,70 @@ def invoke_dbt_in_process(
     if result.success:
         return 0, output.getvalue()
     return (1 if result.exception is None else 2), output.getvalue()
+
+
+#: Macros dbt parsed in this test process, by project folders and macro
+#: files' checksums (see :func:`_reuse_parsed_macros`).
+_PARSED_MACROS: dict[tuple, tuple[dict, dict]] = {}
+
+
+def _reuse_parsed_macros() -> None:
+    """Let every in-process dbt command after the first take the macros dbt
+    parsed for the same macro files (dbt's own about 1,100 and this
+    project's) instead of parsing them again: about 1.5 s of each command's
+    parse (docs/internals.md, "Tests").
+
+    dbt keeps parsed macros between runs itself (partial parsing), but
+    drops all of it when ``--vars`` change, and each test passes its own
+    paths. Macros are parsed without vars, so their parse depends only on
+    their files: the cache key is the projects' folders and every macro
+    file's checksum, and the parsed macros (and their files' records,
+    ``depends_on`` worked out) are handed out as deep copies; the manifest's
+    macros come out the same (compared on target/manifest.json without the
+    creation times). A partial parse (same vars) runs dbt's own path.
+    Installed once per process, over dbt's ``ManifestLoader``."""
+    import copy
+
+    from dbt.parser.manifest import ManifestLoader
+
+    original = ManifestLoader.load_and_parse_macros
+    if getattr(original, "reuses_parsed_macros", False):
+        return
+
+    def load_and_parse_macros(self, project_parser_files) -> None:
+        file_ids = sorted(
+            file_id
+            for parser_files in project_parser_files.values()
+            for parser in ("MacroParser", "GenericTestParser")
+            for file_id in parser_files.get(parser, [])
+        )
+        key = (
+            tuple(
+                sorted(
+                    (p.project_name, p.project_root) for p in self.all_projects.values()
+                )
+            ),
+            tuple((i, self.manifest.files[i].checksum.checksum) for i in file_ids),
+        )
+        if self.partially_parsing:
+            original(self, project_parser_files)
+            return
+        if key not in _PARSED_MACROS:
+            original(self, project_parser_files)
+            _PARSED_MACROS[key] = copy.deepcopy(
+                (
+                    {i: self.manifest.files[i] for i in file_ids},
+                    dict(self.manifest.macros),
+                )
+            )
+            return
+        files, macros = copy.deepcopy(_PARSED_MACROS[key])
+        self.manifest.files.update(files)
+        self.manifest.macros.update(macros)
+        self.build_macro_resolver()
+
+    load_and_parse_macros.reuses_parsed_macros = True  # type: ignore[attr-defined]
+    ManifestLoader.load_and_parse_macros = load_and_parse_macros
 
 
 def failed_dbt_build(workdir: Path, kilt_path: Path | str, **options) -> str:
@@ -376,3 +441,38 @@ def pytest_configure(config: pytest.Config) -> None:
         home = tempfile.mkdtemp(prefix="kilt-chunks-test-home-")
         config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
         os.environ["HOME"] = home
+
+
+#: The longest test files, in the order pytest-xdist hands them out (make
+#: test runs ``--dist loadfile --no-loadscope-reorder``: a worker takes a
+#: whole file, the next one in this order when it is nearly done). Longest
+#: first, so the two workers end together instead of one running a long file
+#: alone at the end; the first file builds the shared sample build while the
+#: other worker runs splitter sweeps that need no build (by the seconds each
+#: file took in a full run, docs/internals.md "Tests"). Files not named
+#: follow in collection order. Only the order changes, never what runs.
+LONGEST_FILES_FIRST = (
+    "test_provenance.py",
+    "test_splitter_tokenizer.py",
+    "test_splitter_overlap.py",
+    "test_recipes.py",
+    "test_export.py",
+    "test_resume.py",
+    "test_bad_input.py",
+    "test_build_guards.py",
+    "test_bm25_lucene.py",
+    "test_rechunk.py",
+    "test_rag_dense.py",
+    "test_splitter_sentence.py",
+    "test_rag_utility.py",
+    "test_dump_pageprops.py",
+    "test_cli.py",
+    "test_pipeline_e2e.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Order the test files by :data:`LONGEST_FILES_FIRST` (a stable sort:
+    the tests of a file keep their order)."""
+    rank = {name: i for i, name in enumerate(LONGEST_FILES_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
