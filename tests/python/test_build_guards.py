@@ -309,7 +309,10 @@ def test_make_demo_keeps_the_scratch_database_the_recipe_needs() -> None:
 
 @pytest.mark.dbt
 def test_the_rechunk_recipe_without_scratch_refuses_in_one_line(
-    tmp_path: Path, sample_build: Build
+    tmp_path: Path,
+    sample_build: Build,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture,
 ) -> None:
     """Item 11: after a build that did not keep its scratch database, the
     recipe's commands, pasted as they are, ended in a Catalog Error traceback
@@ -343,15 +346,16 @@ def test_the_rechunk_recipe_without_scratch_refuses_in_one_line(
     ) in output
     assert "Run the whole build once with --vars '{keep_scratch: true}'" in output
     assert "most_tokens" not in output  # the second command did not run
-    summary = subprocess.run(
-        [str(project / ".venv" / "bin" / "kilt-chunks"), "summary"],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    assert summary.returncode == 0, summary.stdout + summary.stderr
-    assert "THE LAST dbt RUN" not in summary.stdout
+    # `kilt-chunks summary` in the project folder (run in this process).
+    from kilt_chunks.cli import main
+
+    monkeypatch.delenv("KILT_CHUNKS_DB", raising=False)
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    assert main(["summary"]) == 0
+    summary = capsys.readouterr().out
+    assert "kilt_chunks.duckdb" in summary
+    assert "THE LAST dbt RUN" not in summary
 
 
 @pytest.mark.dbt
