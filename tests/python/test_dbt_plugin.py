@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SAMPLE_JSONL, dbt_command, dbt_env
+from conftest import ROOT, SAMPLE_JSONL, dbt_command, dbt_env, invoke_dbt_in_process
 from kilt_chunks.dbt_command import NO_DBT_VARIABLE
 
 
@@ -23,19 +22,16 @@ def test_a_test_not_marked_dbt_cannot_start_dbt(tmp_path: Path) -> None:
         "test_dbt_plugin.py::test_a_test_not_marked_dbt_cannot_start_dbt"
     )
     variables = {"kilt_path": str(SAMPLE_JSONL), "export_dir": ""}
-    proc = subprocess.run(
-        dbt_command(tmp_path, variables),
-        cwd=ROOT,
-        env=dbt_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=300,
+    # In this process, as the tests run dbt (conftest.invoke_dbt_in_process,
+    # which hands dbt this process's environment, the variable included).
+    returncode, output = invoke_dbt_in_process(
+        dbt_command(tmp_path, variables), dbt_env(tmp_path)
     )
-    assert proc.returncode != 0
+    assert returncode != 0
     assert (
         "test_a_test_not_marked_dbt_cannot_start_dbt started dbt but is not marked"
         " dbt: mark it @pytest.mark.dbt"
-    ) in proc.stdout
+    ) in output
     assert not (tmp_path / "kilt_chunks.duckdb").exists()
 
 
@@ -51,7 +47,6 @@ def test_the_default_memory_limit_is_a_share_of_the_machine(
     import duckdb
     import yaml
 
-    from conftest import ROOT
     from kilt_chunks import dbt_plugin
     from kilt_chunks.database import memory_limit_bytes
 
