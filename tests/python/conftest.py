@@ -196,8 +196,8 @@ def _reuse_parsed_macros() -> None:
     their files: the cache key is the projects' folders and every macro
     file's checksum, and the parsed macros (and their files' records,
     ``depends_on`` worked out) are handed out as deep copies; the manifest's
-    macros come out the same (compared on target/manifest.json without the
-    creation times). A partial parse (same vars) runs dbt's own path.
+    macros come out the same (test_dbt_in_process compares them with a fresh
+    parse's). A partial parse (same vars) runs dbt's own path.
     Installed once per process, over dbt's ``ManifestLoader``."""
     import copy
 
