@@ -8,7 +8,10 @@ import json
 import os
 import secrets
 import shutil
+import subprocess
+import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -214,6 +217,9 @@ def _reuse_parsed_macros() -> None:
             for parser in ("MacroParser", "GenericTestParser")
             for file_id in parser_files.get(parser, [])
         )
+        if self.partially_parsing:
+            original(self, project_parser_files)
+            return
         key = (
             tuple(
                 sorted(
@@ -222,9 +228,6 @@ def _reuse_parsed_macros() -> None:
             ),
             tuple((i, self.manifest.files[i].checksum.checksum) for i in file_ids),
         )
-        if self.partially_parsing:
-            original(self, project_parser_files)
-            return
         if key not in _PARSED_MACROS:
             original(self, project_parser_files)
             _PARSED_MACROS[key] = copy.deepcopy(
@@ -241,6 +244,31 @@ def _reuse_parsed_macros() -> None:
 
     load_and_parse_macros.reuses_parsed_macros = True  # type: ignore[attr-defined]
     ManifestLoader.load_and_parse_macros = load_and_parse_macros
+
+
+@contextlib.contextmanager
+def database_held_by_another_process(db_path: Path) -> Iterator[int]:
+    """Hold the DuckDB file ``db_path`` open for writing in another Python
+    process (DuckDB's file lock, as a running build holds it) for the
+    ``with`` block; yields that process's PID. The process is killed after."""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import duckdb, sys, time; con = duckdb.connect(sys.argv[1]);"
+            " print('holding', flush=True); time.sleep(120)",
+            str(db_path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline() == "holding\n"
+        yield holder.pid
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
 
 
 def failed_dbt_build(workdir: Path, kilt_path: Path | str, **options) -> str:

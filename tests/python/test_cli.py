@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SAMPLE, Build
+from conftest import SAMPLE, Build, database_held_by_another_process
 from kilt_chunks.cli import build_summary, main
 
 
@@ -31,26 +31,11 @@ def test_summary_of_missing_database_fails_cleanly(tmp_path: Path, capsys) -> No
 def test_summary_while_a_build_holds_the_database(tmp_path: Path, capsys) -> None:
     """A reader blocked by a running build gets the plain message, with the PID."""
     db = tmp_path / "busy.duckdb"
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import duckdb, sys, time; con = duckdb.connect(sys.argv[1]);"
-            " print('holding', flush=True); time.sleep(60)",
-            str(db),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout.readline() == "holding\n"
+    with database_held_by_another_process(db) as holder_pid:
         assert main(["summary", "--db", str(db)]) == 1
         err = capsys.readouterr().err
-        assert f"database {db} is in use by another process (PID {holder.pid})" in err
+        assert f"database {db} is in use by another process (PID {holder_pid})" in err
         assert "wait for that build to finish" in err
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 @pytest.mark.dbt

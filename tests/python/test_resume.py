@@ -9,7 +9,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from conftest import (
     SAMPLE_JSONL,
     Build,
     copy_build,
+    database_held_by_another_process,
     dbt_command,
     dbt_env,
     invoke_dbt_in_process,
@@ -177,30 +177,14 @@ def test_second_build_on_a_busy_database_gets_a_clear_message(tmp_path: Path) ->
     writing (as a running build does: DuckDB's file lock is the same) stops
     at its connection with one line naming the file and the holder's PID."""
     db_path = tmp_path / "kilt_chunks.duckdb"
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import duckdb, sys, time; con = duckdb.connect(sys.argv[1]);"
-            " print('holding', flush=True); time.sleep(120)",
-            str(db_path),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None
-        assert holder.stdout.readline() == "holding\n"
+    with database_held_by_another_process(db_path) as holder_pid:
         second = run_dbt_build(tmp_path, SAMPLE_JSONL, check=False)
-        assert second.returncode != 0
-        assert (
-            f"database {db_path} is in use by another process (PID {holder.pid})"
-            in second.output
-        )
-        assert "Traceback" not in second.output
-    finally:
-        holder.kill()
-        holder.wait(timeout=30)
+    assert second.returncode != 0
+    assert (
+        f"database {db_path} is in use by another process (PID {holder_pid})"
+        in second.output
+    )
+    assert "Traceback" not in second.output
 
 
 def _memory_limit(con: duckdb.DuckDBPyConnection) -> str:
