@@ -33,6 +33,7 @@ from kilt_chunks.dump.build import DumpBuildError
 from kilt_chunks.evaluation import EvaluationError
 from kilt_chunks.evaluation import command as evaluation_command
 from kilt_chunks.evaluation.bm25 import Bm25Error
+from kilt_chunks.export import PushError
 from kilt_chunks.export import command as export_command
 from kilt_chunks.rag import command as rag_command
 from kilt_chunks.rag.models import RagError
@@ -70,6 +71,7 @@ USER_ERRORS: tuple[type[BaseException], ...] = (
     ValueError,
     NoBuildError,
     RagError,
+    PushError,
 )
 
 
@@ -84,8 +86,6 @@ def main(argv: list[str] | None = None) -> int:
         reason printed in one line on stderr; an incomplete build's summary
         is printed on stdout).
     """
-    from kilt_chunks.export.publish import PushError
-
     parser = argparse.ArgumentParser(
         prog="kilt-chunks", description="Section-aware chunks of KILT Wikipedia."
     )
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     except IncompleteBuildError as exc:
         print(exc)
         return 1
-    except USER_ERRORS + (PushError,) as exc:
+    except USER_ERRORS as exc:
         print(f"kilt-chunks: {exc}", file=sys.stderr)
         return 1
     except BrokenPipeError:

@@ -95,6 +95,37 @@ def test_version_and_a_closed_pipe(sample_build: Build) -> None:
     assert "Traceback" not in summary.stderr.read()
 
 
+#: Libraries no command needs before it runs: the Hub client and ``datasets``
+#: (with pandas) are imported by ``push`` alone, matplotlib by the export.
+_HEAVY_FOR_START = ("datasets", "huggingface_hub", "pandas", "matplotlib", "torch")
+
+
+def test_the_command_line_starts_without_the_hub_datasets_or_pandas() -> None:
+    """The entry point imported ``datasets`` (through the push command's
+    error class) on every command: about 1.3 of its 2.3 s of start-up, paid
+    by `kilt-chunks summary` and by each `from-dump` run alike. Now the
+    parser of every command is built, `--help` of each printed, without
+    them."""
+    code = (
+        "import sys, contextlib, io\n"
+        "from kilt_chunks.cli import main\n"
+        "for argv in (['--version'], ['--help'], ['from-dump', '--help'],"
+        " ['push', '--help'], ['summary', '--help']):\n"
+        "    with contextlib.redirect_stdout(io.StringIO()):\n"
+        "        try:\n"
+        "            main(argv)\n"
+        "        except SystemExit as exc:\n"
+        "            assert exc.code == 0, (argv, exc.code)\n"
+        "print(' '.join(sorted(m for m in sys.modules if '.' not in m)))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    loaded = set(run.stdout.split())
+    assert "kilt_chunks" in loaded and "duckdb" in loaded
+    assert not loaded & set(_HEAVY_FOR_START), loaded & set(_HEAVY_FOR_START)
+
+
 #: The first table each command needs.
 _FIRST_TABLE = {"summary": "kilt_load_audit", "stats": "kilt_corpus_stats"}
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from huggingface_hub import HfApi
 
+from kilt_chunks.export import PushError
 from kilt_chunks.export.card import check_card
 from kilt_chunks.export.folder import CARD_FILE, DATA_DIR, EXPORT_TABLES, FIGURES_DIR
 
@@ -16,10 +17,6 @@ __all__ = [
     "PushError",
     "push_export",
 ]
-
-
-class PushError(RuntimeError):
-    """The Hub could not be reached, or refused the upload; one line."""
 
 
 def _hub_errors() -> tuple[type[BaseException], ...]:
