@@ -11,8 +11,25 @@ tree (sampled every 0.2 s) and of its largest process, and the split count.
 Results are appended to ``bench/work/dump_bench.jsonl`` run by run, so an
 interrupted benchmark keeps what it measured.
 
+Every run also reports its whole-run CPU seconds (``run_cpu_s``: the command
+and every process it waited for, start-up, map, resolve and manifest
+included; from ``getrusage(RUSAGE_CHILDREN)``) and ``mb_per_cpu_s`` (article
+wikitext over them), the figure a peer can be measured by too. The peer is
+WikiExtractor 2.75 (the extractor behind KILT; optional, not a dependency):
+``--wikiextractor FILE`` names its ``WikiExtractor.py`` (for instance
+``git show 3162bb6:WikiExtractor.py`` of attardi/wikiextractor, with its two
+mid-pattern ``(?i)`` flags given as ``re.I`` on Python >= 3.11), and runs
+``wikiextractor:N`` run it on the same dump with KILT's flags (``--json -s
+--lists -l``) and ``--processes N``, in this Python. Give the runs in
+alternation (``pool:1 wikiextractor:1 pool:1 wikiextractor:1``): this host's
+speed moves by up to 2x within the hour, so only neighbouring runs compare.
+A line ``ratio`` then gives, per worker count, our MB per CPU-second over
+the peer's, each the mean of its runs.
+
 Usage:
     python bench/dump_bench.py --mb 1000 [--runs pool:2 ray:2 pool:1]
+    python bench/dump_bench.py --mb 60 --wikiextractor /tmp/we/WikiExtractor.py \\
+        --runs pool:1 wikiextractor:1 pool:1 wikiextractor:1 pool:2 wikiextractor:2
 """
 
 from __future__ import annotations
@@ -21,6 +38,7 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -127,6 +145,53 @@ def shards_sha1(folder: Path) -> str:
     return digest.hexdigest()
 
 
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of every child process waited for so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_peer(dump: Path, script: Path, processes: int, wikitext_mb: float) -> dict:
+    """One WikiExtractor run on ``dump`` with KILT's flags (output next to the
+    dump), its whole-run CPU seconds (every process of it)."""
+    out = dump.parent / f"out-wikiextractor-{processes}"
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [sys.executable, str(script), "--json", "-s", "--lists", "-l", "-q"]
+    cmd += ["--processes", str(processes), "-o", str(out), str(dump)]
+    load_start = os.getloadavg()[0]
+    cpu_start, started = _children_cpu(), time.monotonic()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    wall, cpu = time.monotonic() - started, _children_cpu() - cpu_start
+    return {
+        "engine": "wikiextractor",
+        "workers": processes,
+        "wikitext_mb": round(wikitext_mb, 1),
+        "wall_s": round(wall, 1),
+        "run_cpu_s": round(cpu, 2),
+        "mb_per_cpu_s": round(wikitext_mb / cpu, 3),
+        "load_avg_1m_start": round(load_start, 2),
+        "load_avg_1m_end": round(os.getloadavg()[0], 2),
+    }
+
+
+def ratios(rows: list[dict]) -> dict[int, float]:
+    """Per worker count, the mean MB per CPU-second of the builder's pool runs
+    over the mean of WikiExtractor's (worker counts run by both only)."""
+    means: dict[tuple[str, int], list[float]] = {}
+    for row in rows:
+        means.setdefault((row["engine"], row["workers"]), []).append(
+            row["mb_per_cpu_s"]
+        )
+    return {
+        workers: round(
+            (sum(ours) / len(ours)) / (sum(peer) / len(peer)),
+            3,
+        )
+        for (engine, workers), ours in sorted(means.items())
+        if engine == "pool" and (peer := means.get(("wikiextractor", workers)))
+    }
+
+
 def run(dump: Path, engine: str, workers: int, split_mb: float) -> dict:
     """One from-dump run in a subprocess, its process tree's RSS sampled
     (output next to the dump)."""
@@ -150,7 +215,7 @@ def run(dump: Path, engine: str, workers: int, split_mb: float) -> dict:
         "60",
     ]
     load_start = os.getloadavg()[0]
-    started = time.monotonic()
+    cpu_start, started = _children_cpu(), time.monotonic()
     proc = subprocess.Popen(cmd, cwd=ROOT)
     peak = {"tree": 0, "largest": 0}
     root = psutil.Process(proc.pid)
@@ -169,7 +234,7 @@ def run(dump: Path, engine: str, workers: int, split_mb: float) -> dict:
     thread = threading.Thread(target=sample, daemon=True)
     thread.start()
     code = proc.wait()
-    wall = time.monotonic() - started
+    wall, run_cpu = time.monotonic() - started, _children_cpu() - cpu_start
     thread.join()
     if code != 0:
         raise SystemExit(f"{engine}:{workers} failed ({code})")
@@ -187,6 +252,8 @@ def run(dump: Path, engine: str, workers: int, split_mb: float) -> dict:
         "mb_per_s_wall": round(wikitext_mb / wall, 3),
         "map_cpu_s": cpu,
         "mb_per_s_per_core": round(wikitext_mb / cpu, 3) if cpu else None,
+        "run_cpu_s": round(run_cpu, 2),
+        "mb_per_cpu_s": round(wikitext_mb / run_cpu, 3),
         "peak_rss_tree_mb": round(peak["tree"] / 1e6),
         "peak_rss_largest_mb": round(peak["largest"] / 1e6),
         "load_avg_1m_start": round(load_start, 2),
@@ -203,7 +270,13 @@ def main() -> None:
         "--runs",
         nargs="*",
         default=["pool:2", "ray:2", "pool:1"],
-        help="engine:workers runs (none: only write the dump)",
+        help="engine:workers runs (none: only write the dump); engine pool,"
+        " ray or wikiextractor (with --wikiextractor)",
+    )
+    parser.add_argument(
+        "--wikiextractor",
+        type=Path,
+        help="WikiExtractor.py of version 2.75, for the wikiextractor:N runs",
     )
     parser.add_argument(
         "--work",
@@ -220,13 +293,23 @@ def main() -> None:
         flush=True,
     )
     results = WORK.parent / "dump_bench.jsonl"
+    results.parent.mkdir(parents=True, exist_ok=True)
+    rows = []
     for spec in args.runs:
         engine, workers = spec.split(":")
-        row = run(dump, engine, int(workers), args.split_mb)
+        if engine == "wikiextractor":
+            if args.wikiextractor is None:
+                parser.error("wikiextractor runs need --wikiextractor FILE")
+            row = run_peer(dump, args.wikiextractor, int(workers), wikitext_mb)
+        else:
+            row = run(dump, engine, int(workers), args.split_mb)
         row["dump_bz2_mb"] = round(dump.stat().st_size / 1e6)
+        rows.append(row)
         print(json.dumps(row), flush=True)
         with results.open("a") as f:
             f.write(json.dumps(row) + "\n")
+    if ratio := ratios(rows):
+        print(json.dumps({"ratio": ratio}), flush=True)
 
 
 if __name__ == "__main__":

@@ -22,19 +22,21 @@ __all__ = ["Progress", "emit_line", "emit_warning"]
 
 def emit_line(line: str, *, warning: bool = False) -> None:
     """One plain progress line: dbt's log and console when dbt runs (at
-    dbt's warning level when ``warning``), else stderr."""
-    try:
-        from dbt_common.events.base_types import EventLevel
-        from dbt_common.events.event_manager_client import get_event_manager
-        from dbt_common.events.functions import fire_event
-        from dbt_common.events.types import Note
-    except ImportError:  # used outside dbt
+    dbt's warning level when ``warning``), else stderr.
+
+    dbt runs in this process only if it has loaded its event manager, so
+    that module is looked up, not imported: a command outside dbt
+    (``kilt-chunks from-dump``) does not pay dbt's imports, about 0.3 s, for
+    its first line."""
+    client = sys.modules.get("dbt_common.events.event_manager_client")
+    if client is None or not getattr(client.get_event_manager(), "loggers", None):
         print(line, file=sys.stderr, flush=True)
         return
-    if getattr(get_event_manager(), "loggers", None):
-        fire_event(Note(msg=line), level=EventLevel.WARN if warning else None)
-    else:
-        print(line, file=sys.stderr, flush=True)
+    from dbt_common.events.base_types import EventLevel
+    from dbt_common.events.functions import fire_event
+    from dbt_common.events.types import Note
+
+    fire_event(Note(msg=line), level=EventLevel.WARN if warning else None)
 
 
 def emit_warning(line: str) -> None:

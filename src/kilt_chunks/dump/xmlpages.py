@@ -34,6 +34,8 @@ __all__ = [
 ]
 
 _READ = 1 << 20
+#: Bytes read at a time while looking for the end of an export's header.
+_HEADER_READ = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -323,16 +325,20 @@ def read_header(path: Path, limit: int = 1 << 22) -> str:
         ValueError: If no ``<page>`` starts within ``limit`` bytes (the
             message does not name the file: the caller does).
     """
+    head = b""
     with open_dump(path) as f:
-        head = f.read(limit)
-    encoding = "utf-8"
-    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        encoding = "utf-16"
-    text = head.decode(encoding, errors="ignore")
-    end = text.find("<page>")
-    if end < 0:
-        raise ValueError(f"no <page> in its first {limit:,} bytes")
-    return text[:end]
+        # Read on only until the first page starts (a multistream dump's
+        # header is one small stream): not ``limit`` bytes of pages.
+        while len(head) < limit and (
+            chunk := f.read(min(_HEADER_READ, limit - len(head)))
+        ):
+            head += chunk
+            encoding = "utf-16" if head[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8"
+            text = head.decode(encoding, errors="ignore")
+            end = text.find("<page>")
+            if end >= 0:
+                return text[:end]
+    raise ValueError(f"no <page> in its first {limit:,} bytes")
 
 
 def _chunks(f: IO[bytes]) -> Iterator[bytes]:
