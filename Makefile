@@ -137,9 +137,19 @@ bench-bm25: setup-dev
 # The from-dump benchmark (about 1 GB of wikitext; bench/RESULTS_DUMP.md).
 BENCH_DUMP_MB ?= 1000
 
+# With WIKIEXTRACTOR=path/to/WikiExtractor.py (version 2.75, not a
+# dependency), the peer runs on the same dump in alternation with the builder
+# (bench/dump_bench.py's docstring says how to get it).
+WIKIEXTRACTOR ?=
+
 bench-dump: setup-dev
 	$(BIN)/pip install --quiet -e '.[ray]'
+ifeq ($(WIKIEXTRACTOR),)
 	$(BIN)/python bench/dump_bench.py --mb $(BENCH_DUMP_MB)
+else
+	$(BIN)/python bench/dump_bench.py --mb $(BENCH_DUMP_MB) --wikiextractor $(WIKIEXTRACTOR) \
+		--runs pool:1 wikiextractor:1 pool:1 wikiextractor:1 pool:2 wikiextractor:2 pool:2 wikiextractor:2
+endif
 
 # The LLM measures end to end on the sample (docs/rag.md): a BM25 run of the
 # handmade task -> utility -> contexts -> answer -> eval -> udcg with its fit.
