@@ -211,15 +211,15 @@ def _reuse_parsed_macros() -> None:
         return
 
     def load_and_parse_macros(self, project_parser_files) -> None:
+        if self.partially_parsing:
+            original(self, project_parser_files)
+            return
         file_ids = sorted(
             file_id
             for parser_files in project_parser_files.values()
             for parser in ("MacroParser", "GenericTestParser")
             for file_id in parser_files.get(parser, [])
         )
-        if self.partially_parsing:
-            original(self, project_parser_files)
-            return
         key = (
             tuple(
                 sorted(
