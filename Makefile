@@ -141,15 +141,12 @@ BENCH_DUMP_MB ?= 1000
 # dependency), the peer runs on the same dump in alternation with the builder
 # (bench/dump_bench.py's docstring says how to get it).
 WIKIEXTRACTOR ?=
+BENCH_DUMP_PEER = $(if $(WIKIEXTRACTOR),--wikiextractor $(WIKIEXTRACTOR) \
+	--runs pool:1 wikiextractor:1 pool:1 wikiextractor:1 pool:2 wikiextractor:2 pool:2 wikiextractor:2)
 
 bench-dump: setup-dev
 	$(BIN)/pip install --quiet -e '.[ray]'
-ifeq ($(WIKIEXTRACTOR),)
-	$(BIN)/python bench/dump_bench.py --mb $(BENCH_DUMP_MB)
-else
-	$(BIN)/python bench/dump_bench.py --mb $(BENCH_DUMP_MB) --wikiextractor $(WIKIEXTRACTOR) \
-		--runs pool:1 wikiextractor:1 pool:1 wikiextractor:1 pool:2 wikiextractor:2 pool:2 wikiextractor:2
-endif
+	$(BIN)/python bench/dump_bench.py --mb $(BENCH_DUMP_MB) $(BENCH_DUMP_PEER)
 
 # The LLM measures end to end on the sample (docs/rag.md): a BM25 run of the
 # handmade task -> utility -> contexts -> answer -> eval -> udcg with its fit.

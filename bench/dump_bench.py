@@ -22,7 +22,8 @@ mid-pattern ``(?i)`` flags given as ``re.I`` on Python >= 3.11), and runs
 ``wikiextractor:N`` run it on the same dump with KILT's flags (``--json -s
 --lists -l``) and ``--processes N``, in this Python. Give the runs in
 alternation (``pool:1 wikiextractor:1 pool:1 wikiextractor:1``): this host's
-speed moves by up to 2x within the hour, so only neighbouring runs compare.
+speed moves within the hour (bench/RESULTS_DUMP.md, "Against WikiExtractor
+2.75 per CPU-second"), so only neighbouring runs compare.
 A line ``ratio`` then gives, per worker count, our MB per CPU-second over
 the peer's, each the mean of its runs.
 
